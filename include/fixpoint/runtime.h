@@ -1,0 +1,82 @@
+// fixpoint: graph executor and kernel registry.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fixpoint/ir.h"
+
+namespace fixpoint {
+
+class BufferPool;
+
+// What a kernel sees: its node, its inputs, and a way to make its outputs.
+class KernelContext {
+ public:
+  KernelContext(const Node& node, std::vector<const Tensor*> inputs, std::vector<Tensor>& outputs, BufferPool* pool)
+      : node(node), inputs_(std::move(inputs)), outputs_(outputs), pool_(pool) {}
+
+  const Node& node;
+  size_t num_inputs() const { return inputs_.size(); }
+  size_t num_outputs() const { return outputs_.size(); }
+  // Optional input: nullptr when omitted or out of range.
+  const Tensor* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  // Required input: throws naming the node when omitted.
+  const Tensor& in(size_t i) const;
+  // Is output i wanted (present and named)?
+  bool wants_output(size_t i) const { return i < outputs_.size() && !node.outputs[i].empty(); }
+  // Allocates output i, zero-filled.
+  Tensor& output(size_t i, DType dtype, const Shape& shape);
+  // Sets output i to an existing tensor (e.g. a reshaped view of an input).
+  void set_output(size_t i, Tensor t);
+
+ private:
+  std::vector<const Tensor*> inputs_;
+  std::vector<Tensor>& outputs_;
+  BufferPool* pool_;
+};
+
+using KernelFn = void (*)(KernelContext&);
+
+class KernelRegistry {
+ public:
+  void add(const std::string& op_type, KernelFn fn) { kernels_[op_type] = fn; }
+  KernelFn find(const std::string& op_type, const std::string& domain) const;
+  std::vector<std::string> ops() const;
+  // The float reference kernels (src/kernels/reference).
+  static const KernelRegistry& reference();
+
+ private:
+  std::map<std::string, KernelFn> kernels_;
+};
+
+// Runs one node with the reference kernels (used by constant folding and tests).
+std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& inputs);
+
+struct RunOptions {
+  // Called after each node with its outputs (tracing, debugging). Must not modify them.
+  std::function<void(const Node&, const std::vector<Tensor>&)> on_node;
+  // Keep every intermediate tensor alive (disables buffer reuse).
+  bool keep_all = false;
+};
+
+// Executes a graph in topological order. Tensors are freed after their last use and their
+// storage reused for later outputs. Deterministic: same inputs, same bits.
+class Executor {
+ public:
+  explicit Executor(Graph graph, const KernelRegistry& registry = KernelRegistry::reference());
+  ~Executor();
+  const Graph& graph() const { return graph_; }
+  // Checks names, dtypes and shapes of the inputs, runs, returns the graph outputs by name.
+  std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs, const RunOptions& opts = {});
+
+ private:
+  Graph graph_;
+  std::vector<KernelFn> kernels_;
+  std::map<std::string, int> uses_;
+  std::unique_ptr<BufferPool> pool_;
+};
+
+}  // namespace fixpoint

@@ -1,0 +1,106 @@
+// fixpoint: dense tensors (dtype + shape + contiguous C-order storage).
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "fixpoint/error.h"
+
+namespace fixpoint {
+
+// Values equal ONNX TensorProto::DataType so conversion is a cast.
+enum class DType : int32_t {
+  Undefined = 0,
+  Float32 = 1,
+  UInt8 = 2,
+  Int8 = 3,
+  UInt16 = 4,
+  Int16 = 5,
+  Int32 = 6,
+  Int64 = 7,
+  String = 8,
+  Bool = 9,
+  Float16 = 10,
+  Float64 = 11,
+  UInt32 = 12,
+  UInt64 = 13,
+  BFloat16 = 16,
+};
+
+size_t dtype_size(DType t);          // bytes per element (String: sizeof(std::string))
+const char* dtype_name(DType t);     // "float32", "int64", ...
+bool dtype_is_float(DType t);        // f16, bf16, f32, f64
+bool dtype_is_valid(int32_t v);
+
+// IEEE half and bfloat16 conversions (round to nearest even).
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+float bf16_to_float(uint16_t h);
+uint16_t float_to_bf16(float f);
+
+// Strong 16-bit storage types so templates can tell them apart from uint16_t.
+struct Half { uint16_t bits; };
+struct BF16 { uint16_t bits; };
+
+using Shape = std::vector<int64_t>;
+int64_t shape_numel(const Shape& s);
+std::string shape_str(const Shape& s);  // "1x3x224x224", "scalar" for rank 0
+
+class Tensor {
+ public:
+  Tensor() = default;
+  Tensor(DType dtype, Shape shape);  // zero-initialized
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t i) const { return shape_.at(i < 0 ? i + rank() : i); }
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+  bool empty_storage() const { return !storage_; }
+
+  template <typename T>
+  T* data() { return reinterpret_cast<T*>(raw()); }
+  template <typename T>
+  const T* data() const { return reinterpret_cast<const T*>(raw()); }
+  void* raw() { return storage_ ? storage_->data() : nullptr; }
+  const void* raw() const { return storage_ ? storage_->data() : nullptr; }
+  std::string* strings() { return strings_ ? strings_->data() : nullptr; }
+  const std::string* strings() const { return strings_ ? strings_->data() : nullptr; }
+
+  // Same storage viewed with another shape of equal element count.
+  Tensor reshaped(Shape s) const;
+  // Deep copy.
+  Tensor clone() const;
+
+  // Element i converted to double / int64 regardless of dtype (slow; for attributes, indices, tests).
+  double get_f64(int64_t i) const;
+  int64_t get_i64(int64_t i) const;
+  void set_f64(int64_t i, double v);
+  std::vector<int64_t> to_i64_vector() const;
+  std::vector<float> to_f32_vector() const;
+
+  static Tensor scalar_f32(float v);
+  static Tensor from_i64(const std::vector<int64_t>& v, Shape shape);
+  static Tensor from_f32(const std::vector<float>& v, Shape shape);
+
+  // Reuse the storage of a dead tensor (runtime buffer pool); contents undefined.
+  static Tensor adopt(DType dtype, Shape shape, std::shared_ptr<std::vector<uint64_t>> storage);
+  std::shared_ptr<std::vector<uint64_t>> release_storage() { return std::move(storage_); }
+  size_t capacity_bytes() const { return storage_ ? storage_->size() * 8 : 0; }
+
+ private:
+  DType dtype_ = DType::Undefined;
+  Shape shape_;
+  int64_t numel_ = 0;
+  std::shared_ptr<std::vector<uint64_t>> storage_;  // 8-byte aligned
+  std::shared_ptr<std::vector<std::string>> strings_;
+};
+
+// Bitwise equality of dtype, shape and contents.
+bool bit_equal(const Tensor& a, const Tensor& b);
+
+}  // namespace fixpoint

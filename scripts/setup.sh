@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs every system dependency fixpoint needs (Debian 12). Idempotent: safe to run again.
+set -euo pipefail
+PKGS=(
+  build-essential cmake ninja-build pkg-config
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
+  nlohmann-json3-dev libcli11-dev libstb-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  graphviz
+  python3-numpy python3-onnx python3-pil fonts-dejavu-core
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+# Node.js + npm run ONNX Runtime (the float oracle); the machine image ships them, Debian's
+# packages are the fallback on a machine without them.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends nodejs npm
+fi
+echo "setup: system dependencies present"

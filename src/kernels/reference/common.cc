@@ -1,0 +1,104 @@
+#include "common.h"
+
+namespace fixpoint::ref {
+
+int64_t norm_axis(int64_t axis, int64_t rank, const Node& n, const char* what) {
+  FP_CHECK((axis >= -rank && axis < rank) || (rank == 0 && (axis == 0 || axis == -1)), n.label(), ": ", what, " ",
+           axis, " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+Shape broadcast(const Shape& a, const Shape& b, const Node& n) {
+  size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    int64_t da = i < r - a.size() ? 1 : a[i - (r - a.size())];
+    int64_t db = i < r - b.size() ? 1 : b[i - (r - b.size())];
+    FP_CHECK(da == db || da == 1 || db == 1, n.label(), ": shapes ", shape_str(a), " and ", shape_str(b),
+             " cannot be broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::vector<int64_t> strides_of(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (int64_t i = static_cast<int64_t>(s.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
+  return st;
+}
+
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> st(out.size(), 0);
+  std::vector<int64_t> ist = strides_of(in);
+  size_t off = out.size() - in.size();
+  for (size_t i = 0; i < in.size(); ++i) st[off + i] = in[i] == 1 ? 0 : ist[i];
+  return st;
+}
+
+std::vector<int64_t> ints_from_input_or_attr(const KernelContext& ctx, size_t input, const char* attr, bool* has) {
+  const Tensor* t = ctx.input(input);
+  if (t) {
+    *has = true;
+    return t->to_i64_vector();
+  }
+  *has = ctx.node.has_attr(attr);
+  return ctx.node.attr_ints(attr);
+}
+
+}  // namespace fixpoint::ref
+
+namespace fixpoint::ref {
+
+Window sliding_window(const Node& n, const Shape& x_shape, const Shape& kernel, bool allow_ceil_mode) {
+  FP_CHECK(x_shape.size() >= 3, n.label(), ": input must be N x C x spatial..., got ", shape_str(x_shape));
+  size_t r = x_shape.size() - 2;
+  Window w;
+  w.in.assign(x_shape.begin() + 2, x_shape.end());
+  w.kernel = kernel.empty() ? n.attr_ints("kernel_shape") : kernel;
+  FP_CHECK(w.kernel.size() == r, n.label(), ": kernel_shape has ", w.kernel.size(), " dims, input has ", r,
+           " spatial dims");
+  w.stride = n.attr_ints("strides", Shape(r, 1));
+  w.dilation = n.attr_ints("dilations", Shape(r, 1));
+  FP_CHECK(w.stride.size() == r && w.dilation.size() == r, n.label(), ": strides/dilations must have ", r, " values");
+  std::vector<int64_t> pads = n.attr_ints("pads", Shape(2 * r, 0));
+  FP_CHECK(pads.size() == 2 * r, n.label(), ": pads must have ", 2 * r, " values, got ", pads.size());
+  std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  bool ceil_mode = allow_ceil_mode && n.attr_int("ceil_mode", 0) != 0;
+  w.pad_begin.resize(r);
+  w.pad_end.resize(r);
+  w.out.resize(r);
+  for (size_t i = 0; i < r; ++i) {
+    FP_CHECK(w.kernel[i] >= 1, n.label(), ": kernel size must be >= 1, got ", w.kernel[i]);
+    FP_CHECK(w.stride[i] >= 1, n.label(), ": stride must be >= 1, got ", w.stride[i]);
+    FP_CHECK(w.dilation[i] >= 1, n.label(), ": dilation must be >= 1, got ", w.dilation[i]);
+    FP_CHECK(w.kernel[i] <= (int64_t{1} << 20) && w.stride[i] <= (int64_t{1} << 20) && w.dilation[i] <= (int64_t{1} << 20),
+             n.label(), ": absurd kernel/stride/dilation");
+    int64_t ext = (w.kernel[i] - 1) * w.dilation[i] + 1;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      int64_t out = (w.in[i] + w.stride[i] - 1) / w.stride[i];
+      int64_t total = std::max<int64_t>(0, (out - 1) * w.stride[i] + ext - w.in[i]);
+      int64_t small = total / 2;
+      w.pad_begin[i] = auto_pad == "SAME_UPPER" ? small : total - small;
+      w.pad_end[i] = total - w.pad_begin[i];
+      w.out[i] = out;
+      continue;
+    }
+    FP_CHECK(auto_pad == "NOTSET" || auto_pad == "VALID", n.label(), ": unknown auto_pad '", auto_pad, "'");
+    if (auto_pad == "NOTSET") {
+      w.pad_begin[i] = pads[i];
+      w.pad_end[i] = pads[i + r];
+    }
+    FP_CHECK(w.pad_begin[i] >= 0 && w.pad_end[i] >= 0, n.label(), ": pads must be >= 0, got ", w.pad_begin[i], ",",
+             w.pad_end[i]);
+    FP_CHECK(w.pad_begin[i] <= (int64_t{1} << 20) && w.pad_end[i] <= (int64_t{1} << 20), n.label(), ": absurd pads");
+    int64_t span = w.in[i] + w.pad_begin[i] + w.pad_end[i] - ext;
+    FP_CHECK(span >= 0, n.label(), ": window of extent ", ext, " does not fit input of size ", w.in[i], " with pads");
+    int64_t out = (ceil_mode ? (span + w.stride[i] - 1) / w.stride[i] : span / w.stride[i]) + 1;
+    // With ceil_mode the last window must start inside the input or left padding.
+    if (ceil_mode && (out - 1) * w.stride[i] >= w.in[i] + w.pad_begin[i]) --out;
+    w.out[i] = out;
+  }
+  return w;
+}
+
+}  // namespace fixpoint::ref

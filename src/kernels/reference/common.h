@@ -1,0 +1,129 @@
+// Helpers shared by the float reference kernels: dtype dispatch, broadcasting, axes.
+#pragma once
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "fixpoint/runtime.h"
+
+namespace fixpoint::ref {
+
+// Arithmetic type for a storage type: 16-bit floats compute in float.
+template <typename T> struct Num { using C = T; static C load(T v) { return v; } static T store(C v) { return v; } };
+template <> struct Num<Half> {
+  using C = float;
+  static C load(Half v) { return half_to_float(v.bits); }
+  static Half store(C v) { return Half{float_to_half(v)}; }
+};
+template <> struct Num<BF16> {
+  using C = float;
+  static C load(BF16 v) { return bf16_to_float(v.bits); }
+  static BF16 store(C v) { return BF16{float_to_bf16(v)}; }
+};
+struct BoolT { uint8_t v; };
+template <> struct Num<BoolT> {
+  using C = bool;
+  static C load(BoolT v) { return v.v != 0; }
+  static BoolT store(C v) { return BoolT{static_cast<uint8_t>(v)}; }
+};
+
+template <typename T> constexpr bool is_float_v = std::is_floating_point_v<typename Num<T>::C>;
+
+// Calls f(T{}) with the storage type of `t`. Kinds: float types, integer types, bool.
+template <typename F> void dispatch_float(DType t, const Node& n, F&& f) {
+  switch (t) {
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    case DType::Float16: return f(Half{});
+    case DType::BFloat16: return f(BF16{});
+    default: fail(n.label(), ": dtype ", dtype_name(t), " is not supported (needs a float type)");
+  }
+}
+template <typename F> void dispatch_numeric(DType t, const Node& n, F&& f) {
+  switch (t) {
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    case DType::Float16: return f(Half{});
+    case DType::BFloat16: return f(BF16{});
+    case DType::Int8: return f(int8_t{});
+    case DType::UInt8: return f(uint8_t{});
+    case DType::Int16: return f(int16_t{});
+    case DType::UInt16: return f(uint16_t{});
+    case DType::Int32: return f(int32_t{});
+    case DType::UInt32: return f(uint32_t{});
+    case DType::Int64: return f(int64_t{});
+    case DType::UInt64: return f(uint64_t{});
+    default: fail(n.label(), ": dtype ", dtype_name(t), " is not supported (needs a numeric type)");
+  }
+}
+template <typename F> void dispatch_all(DType t, const Node& n, F&& f) {
+  if (t == DType::Bool) return f(BoolT{});
+  dispatch_numeric(t, n, std::forward<F>(f));
+}
+
+// Axis in [-rank, rank) -> [0, rank); throws naming the node.
+int64_t norm_axis(int64_t axis, int64_t rank, const Node& n, const char* what = "axis");
+
+// Numpy-style broadcast of two shapes; throws naming the node.
+Shape broadcast(const Shape& a, const Shape& b, const Node& n);
+
+// Strides of `in` viewed at rank of `out` with 0 on broadcast dims.
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
+
+// Calls f(out_index, offsets...) for every element of `out` in C order, where offsets[k]
+// is the element offset into input k (broadcast over `out`).
+template <size_t K, typename F>
+void for_each_broadcast(const Shape& out, const std::array<Shape, K>& ins, F&& f) {
+  int64_t total = shape_numel(out);
+  if (total == 0) return;
+  size_t r = out.size();
+  std::array<std::vector<int64_t>, K> st;
+  for (size_t k = 0; k < K; ++k) st[k] = broadcast_strides(ins[k], out);
+  std::vector<int64_t> idx(r, 0);
+  std::array<int64_t, K> off{};
+  int64_t inner = r ? out[r - 1] : 1;
+  for (int64_t o = 0; o < total; o += inner) {
+    for (int64_t j = 0; j < inner; ++j) {
+      std::array<int64_t, K> cur;
+      for (size_t k = 0; k < K; ++k) cur[k] = off[k] + (r ? j * st[k][r - 1] : 0);
+      f(o + j, cur);
+    }
+    // advance the outer index (all dims but the last)
+    for (int64_t d = static_cast<int64_t>(r) - 2; d >= 0; --d) {
+      if (++idx[d] < out[d]) {
+        for (size_t k = 0; k < K; ++k) off[k] += st[k][d];
+        break;
+      }
+      for (size_t k = 0; k < K; ++k) off[k] -= st[k][d] * (out[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+// Row-major strides of a shape.
+std::vector<int64_t> strides_of(const Shape& s);
+
+// A list of int64 from an optional input (opset >= N form) or an attribute (older form).
+// Returns `has` = false when neither is given.
+std::vector<int64_t> ints_from_input_or_attr(const KernelContext& ctx, size_t input, const char* attr, bool* has);
+
+// Round half to even, as ONNX QuantizeLinear and Resize(nearest "round_prefer_even") need.
+inline double round_half_even(double x) { return std::nearbyint(x); }
+
+}  // namespace fixpoint::ref
+
+namespace fixpoint::ref {
+
+// Geometry of a sliding window op (Conv, pools) over the spatial dims of an N x C x ... tensor.
+struct Window {
+  Shape in, kernel, stride, dilation, pad_begin, pad_end, out;
+  size_t rank() const { return in.size(); }
+};
+
+// Reads kernel_shape (or takes `kernel` when the op gets it from the weights), strides,
+// dilations, pads, auto_pad and (pools) ceil_mode; validates them and computes output sizes.
+Window sliding_window(const Node& n, const Shape& x_shape, const Shape& kernel, bool allow_ceil_mode);
+
+}  // namespace fixpoint::ref

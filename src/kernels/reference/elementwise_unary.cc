@@ -1,0 +1,106 @@
+// Unary elementwise ops: one lambda per op, each the ONNX definition written out.
+// Float16/bfloat16 compute in float; float32 in float; float64 in double.
+#include "common.h"
+#include "registry.h"
+
+namespace fixpoint::ref {
+namespace {
+
+template <bool AllowInt, typename F>
+void unary(KernelContext& ctx, F f) {
+  const Tensor& x = ctx.in(0);
+  Tensor& y = ctx.output(0, x.dtype(), x.shape());
+  auto body = [&](auto tag) {
+    using T = decltype(tag);
+    using N = Num<T>;
+    const T* a = x.data<T>();
+    T* b = y.data<T>();
+    for (int64_t i = 0; i < x.numel(); ++i) b[i] = N::store(static_cast<typename N::C>(f(N::load(a[i]))));
+  };
+  if constexpr (AllowInt) dispatch_numeric(x.dtype(), ctx.node, body);
+  else dispatch_float(x.dtype(), ctx.node, body);
+}
+
+template <typename C> C zero_of(C) { return C(0); }
+
+void k_abs(KernelContext& c) {
+  unary<true>(c, [](auto x) -> decltype(x) {
+    if constexpr (std::is_unsigned_v<decltype(x)>) return x;
+    else return x < 0 ? -x : x;
+  });
+}
+void k_neg(KernelContext& c) { unary<true>(c, [](auto x) { return -x; }); }
+void k_ceil(KernelContext& c) { unary<false>(c, [](auto x) { return std::ceil(x); }); }
+void k_floor(KernelContext& c) { unary<false>(c, [](auto x) { return std::floor(x); }); }
+void k_exp(KernelContext& c) { unary<false>(c, [](auto x) { return std::exp(x); }); }
+void k_log(KernelContext& c) { unary<false>(c, [](auto x) { return std::log(x); }); }
+void k_sqrt(KernelContext& c) { unary<false>(c, [](auto x) { return std::sqrt(x); }); }
+void k_erf(KernelContext& c) { unary<false>(c, [](auto x) { return std::erf(x); }); }
+void k_tanh(KernelContext& c) { unary<false>(c, [](auto x) { return std::tanh(x); }); }
+void k_reciprocal(KernelContext& c) { unary<false>(c, [](auto x) { return decltype(x)(1) / x; }); }
+void k_relu(KernelContext& c) { unary<true>(c, [](auto x) { return x > zero_of(x) ? x : zero_of(x); }); }
+void k_sigmoid(KernelContext& c) {
+  // Written so that neither branch overflows exp().
+  unary<false>(c, [](auto x) {
+    using C = decltype(x);
+    if (x >= 0) return C(1) / (C(1) + std::exp(-x));
+    C e = std::exp(x);
+    return e / (C(1) + e);
+  });
+}
+void k_softplus(KernelContext& c) {
+  // ln(exp(x) + 1) computed stably: max(x, 0) + log1p(exp(-|x|)).
+  unary<false>(c, [](auto x) {
+    using C = decltype(x);
+    return std::max(x, C(0)) + std::log1p(std::exp(-std::abs(x)));
+  });
+}
+void k_elu(KernelContext& c) {
+  float alpha = c.node.attr_float("alpha", 1.0f);
+  unary<false>(c, [alpha](auto x) {
+    using C = decltype(x);
+    return x < 0 ? C(alpha) * (std::exp(x) - C(1)) : x;
+  });
+}
+void k_leaky_relu(KernelContext& c) {
+  float alpha = c.node.attr_float("alpha", 0.01f);
+  unary<false>(c, [alpha](auto x) { using C = decltype(x); return x < 0 ? C(alpha) * x : x; });
+}
+void k_hard_sigmoid(KernelContext& c) {
+  float alpha = c.node.attr_float("alpha", 0.2f), beta = c.node.attr_float("beta", 0.5f);
+  unary<false>(c, [alpha, beta](auto x) {
+    using C = decltype(x);
+    return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
+  });
+}
+void k_hard_swish(KernelContext& c) {
+  // x * max(0, min(1, x/6 + 1/2)) (HardSigmoid with alpha 1/6, beta 0.5).
+  unary<false>(c, [](auto x) {
+    using C = decltype(x);
+    return x * std::max(C(0), std::min(C(1), x * C(1.0 / 6.0) + C(0.5)));
+  });
+}
+
+}  // namespace
+
+void register_elementwise_unary(KernelRegistry& r) {
+  r.add("Abs", k_abs);
+  r.add("Neg", k_neg);
+  r.add("Ceil", k_ceil);
+  r.add("Floor", k_floor);
+  r.add("Exp", k_exp);
+  r.add("Log", k_log);
+  r.add("Sqrt", k_sqrt);
+  r.add("Erf", k_erf);
+  r.add("Tanh", k_tanh);
+  r.add("Reciprocal", k_reciprocal);
+  r.add("Relu", k_relu);
+  r.add("Sigmoid", k_sigmoid);
+  r.add("Softplus", k_softplus);
+  r.add("Elu", k_elu);
+  r.add("LeakyRelu", k_leaky_relu);
+  r.add("HardSigmoid", k_hard_sigmoid);
+  r.add("HardSwish", k_hard_swish);
+}
+
+}  // namespace fixpoint::ref

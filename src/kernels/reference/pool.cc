@@ -1,0 +1,171 @@
+// MaxPool, AveragePool (pads, dilations, ceil_mode, count_include_pad), GlobalAveragePool,
+// GlobalMaxPool. The window walk is written once for 1-D to 3-D (padded to 3 dims).
+#include <limits>
+
+#include "common.h"
+#include "registry.h"
+
+namespace fixpoint::ref {
+namespace {
+
+struct Geo3 {
+  Shape in, out, k, s, d, p, pe;
+};
+
+Geo3 to3(const Window& w) {
+  Geo3 g{w.in, w.out, w.kernel, w.stride, w.dilation, w.pad_begin, w.pad_end};
+  while (g.in.size() < 3) {
+    for (Shape* v : {&g.in, &g.out, &g.k, &g.s, &g.d}) v->insert(v->begin(), 1);
+    g.p.insert(g.p.begin(), 0);
+    g.pe.insert(g.pe.begin(), 0);
+  }
+  return g;
+}
+
+void k_max_pool(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  FP_CHECK(x.rank() >= 3 && x.rank() <= 5, c.node.label(), ": input must be 3-D to 5-D, got ", shape_str(x.shape()));
+  Window w = sliding_window(c.node, x.shape(), {}, true);
+  Geo3 g = to3(w);
+  int64_t N = x.dim(0), C = x.dim(1);
+  Shape ys = {N, C};
+  ys.insert(ys.end(), w.out.begin(), w.out.end());
+  Tensor& y = c.output(0, x.dtype(), ys);
+  bool want_idx = c.wants_output(1);
+  int64_t* pidx = want_idx ? c.output(1, DType::Int64, ys).data<int64_t>() : nullptr;
+  bool col_major = c.node.attr_int("storage_order", 0) == 1;
+  int64_t in_plane = g.in[0] * g.in[1] * g.in[2], out_plane = g.out[0] * g.out[1] * g.out[2];
+  dispatch_numeric(x.dtype(), c.node, [&](auto tag) {
+    using T = decltype(tag);
+    using Nm = Num<T>;
+    using A = typename Nm::C;
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    for (int64_t nc = 0; nc < N * C; ++nc) {
+      const T* xp = px + nc * in_plane;
+      for (int64_t od = 0; od < g.out[0]; ++od)
+        for (int64_t oh = 0; oh < g.out[1]; ++oh)
+          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+            A best = std::numeric_limits<A>::lowest();
+            if constexpr (std::is_floating_point_v<A>) best = -std::numeric_limits<A>::infinity();
+            int64_t best_i = -1;
+            for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+              int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+              if (id < 0 || id >= g.in[0]) continue;
+              for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+                int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+                if (ih < 0 || ih >= g.in[1]) continue;
+                for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+                  int64_t iw = ow * g.s[2] - g.p[2] + kw * g.d[2];
+                  if (iw < 0 || iw >= g.in[2]) continue;
+                  int64_t i = (id * g.in[1] + ih) * g.in[2] + iw;
+                  A v = Nm::load(xp[i]);
+                  if (best_i < 0 || v > best) {
+                    best = v;
+                    best_i = col_major ? (iw * g.in[1] + ih) * g.in[0] + id : i;
+                  }
+                }
+              }
+            }
+            int64_t o = nc * out_plane + (od * g.out[1] + oh) * g.out[2] + ow;
+            py[o] = Nm::store(best);
+            if (pidx) pidx[o] = nc * in_plane + best_i;
+          }
+    }
+  });
+}
+
+void k_average_pool(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  FP_CHECK(x.rank() >= 3 && x.rank() <= 5, c.node.label(), ": input must be 3-D to 5-D, got ", shape_str(x.shape()));
+  Window w = sliding_window(c.node, x.shape(), {}, true);
+  Geo3 g = to3(w);
+  bool include_pad = c.node.attr_int("count_include_pad", 0) != 0;
+  int64_t N = x.dim(0), C = x.dim(1);
+  Shape ys = {N, C};
+  ys.insert(ys.end(), w.out.begin(), w.out.end());
+  Tensor& y = c.output(0, x.dtype(), ys);
+  int64_t in_plane = g.in[0] * g.in[1] * g.in[2], out_plane = g.out[0] * g.out[1] * g.out[2];
+  dispatch_float(x.dtype(), c.node, [&](auto tag) {
+    using T = decltype(tag);
+    using Nm = Num<T>;
+    using A = typename Nm::C;
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    for (int64_t nc = 0; nc < N * C; ++nc) {
+      const T* xp = px + nc * in_plane;
+      for (int64_t od = 0; od < g.out[0]; ++od)
+        for (int64_t oh = 0; oh < g.out[1]; ++oh)
+          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+            A sum = 0;
+            int64_t count = 0, padded = 1;
+            const int64_t o3[3] = {od, oh, ow};
+            // With count_include_pad the divisor counts window cells inside input + pads
+            // (cells beyond the end pad that ceil_mode adds are never counted).
+            for (int a = 0; a < 3; ++a) {
+              int64_t start = o3[a] * g.s[a] - g.p[a];
+              int64_t cells = 0;
+              for (int64_t kk = 0; kk < g.k[a]; ++kk) {
+                int64_t pos = start + kk * g.d[a];
+                if (pos >= -g.p[a] && pos < g.in[a] + g.pe[a]) ++cells;
+              }
+              padded *= cells;
+            }
+            for (int64_t kd = 0; kd < g.k[0]; ++kd) {
+              int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+              if (id < 0 || id >= g.in[0]) continue;
+              for (int64_t kh = 0; kh < g.k[1]; ++kh) {
+                int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+                if (ih < 0 || ih >= g.in[1]) continue;
+                for (int64_t kw = 0; kw < g.k[2]; ++kw) {
+                  int64_t iw = ow * g.s[2] - g.p[2] + kw * g.d[2];
+                  if (iw < 0 || iw >= g.in[2]) continue;
+                  sum += Nm::load(xp[(id * g.in[1] + ih) * g.in[2] + iw]);
+                  ++count;
+                }
+              }
+            }
+            int64_t div = include_pad ? padded : count;
+            py[nc * out_plane + (od * g.out[1] + oh) * g.out[2] + ow] =
+                Nm::store(div > 0 ? sum / static_cast<A>(div) : A(0));
+          }
+    }
+  });
+}
+
+// Global pools reduce every spatial position of each (n, c) plane.
+template <bool IsMax>
+void global_pool(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  FP_CHECK(x.rank() >= 2, c.node.label(), ": input must be N x C x ..., got ", shape_str(x.shape()));
+  Shape ys = {x.dim(0), x.dim(1)};
+  for (int64_t i = 2; i < x.rank(); ++i) ys.push_back(1);
+  Tensor& y = c.output(0, x.dtype(), ys);
+  int64_t plane = x.rank() > 2 ? x.numel() / std::max<int64_t>(1, x.dim(0) * x.dim(1)) : 1;
+  dispatch_float(x.dtype(), c.node, [&](auto tag) {
+    using T = decltype(tag);
+    using Nm = Num<T>;
+    using A = typename Nm::C;
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    for (int64_t nc = 0; nc < x.dim(0) * x.dim(1); ++nc) {
+      A acc = IsMax ? -std::numeric_limits<A>::infinity() : A(0);
+      for (int64_t i = 0; i < plane; ++i) {
+        A v = Nm::load(px[nc * plane + i]);
+        acc = IsMax ? std::max(acc, v) : acc + v;
+      }
+      py[nc] = Nm::store(IsMax ? acc : acc / static_cast<A>(plane));
+    }
+  });
+}
+
+}  // namespace
+
+void register_pool(KernelRegistry& r) {
+  r.add("MaxPool", k_max_pool);
+  r.add("AveragePool", k_average_pool);
+  r.add("GlobalAveragePool", global_pool<false>);
+  r.add("GlobalMaxPool", global_pool<true>);
+}
+
+}  // namespace fixpoint::ref

@@ -1,0 +1,219 @@
+// Resize (opset 10, 11-18) and Upsample (opset 7-9): nearest, (n-)linear and cubic, every
+// coordinate_transformation_mode. The op is separable: each output coordinate on each axis
+// maps to a few (input index, weight) taps; an output value is the weighted sum over the
+// product of its per-axis taps.
+#include <limits>
+
+#include "common.h"
+#include "registry.h"
+
+namespace fixpoint::ref {
+namespace {
+
+struct Tap {
+  int64_t index;  // -1: outside (tf_crop_and_resize extrapolation)
+  double weight;
+};
+
+struct ResizeSpec {
+  std::string mode = "nearest", coord = "half_pixel", nearest = "round_prefer_floor";
+  double cubic_a = -0.75, extrapolation = 0.0;
+  bool exclude_outside = false;
+  bool legacy_nearest = false;  // opset < 11 Resize / Upsample: floor (ceil when downsampling)
+};
+
+int64_t nearest_index(const ResizeSpec& s, double x, bool down) {
+  if (s.legacy_nearest) return down ? static_cast<int64_t>(std::ceil(x)) : static_cast<int64_t>(x);
+  if (s.nearest == "floor") return static_cast<int64_t>(std::floor(x));
+  if (s.nearest == "ceil") return static_cast<int64_t>(std::ceil(x));
+  double fl = std::floor(x);
+  if (x - fl == 0.5) return static_cast<int64_t>(s.nearest == "round_prefer_ceil" ? fl + 1 : fl);
+  return static_cast<int64_t>(std::round(x));
+}
+
+std::vector<double> cubic_weights(double t, double a) {
+  auto k = [a](double d) {
+    d = std::abs(d);
+    if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+    if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+    return 0.0;
+  };
+  return {k(t + 1), k(t), k(1 - t), k(2 - t)};
+}
+
+std::vector<std::vector<Tap>> axis_taps(const ResizeSpec& s, const Node& n, int64_t in, int64_t out, double scale,
+                                        double roi_start, double roi_end) {
+  std::vector<std::vector<Tap>> taps(out);
+  for (int64_t o = 0; o < out; ++o) {
+    double x;
+    const std::string& m = s.coord;
+    if (m == "half_pixel") x = (o + 0.5) / scale - 0.5;
+    else if (m == "pytorch_half_pixel") x = out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+    // align_corners uses the unrounded resized length in * scale (ONNX reference semantics).
+    else if (m == "align_corners") x = out == 1 ? 0.0 : o * static_cast<double>(in - 1) / (in * scale - 1.0);
+    else if (m == "asymmetric") x = o / scale;
+    else if (m == "tf_half_pixel_for_nn") x = (o + 0.5) / scale;
+    else if (m == "tf_crop_and_resize")
+      x = out > 1 ? roi_start * (in - 1) + o * (roi_end - roi_start) * (in - 1) / static_cast<double>(out - 1)
+                  : 0.5 * (roi_start + roi_end) * (in - 1);
+    else fail(n.label(), ": unknown coordinate_transformation_mode '", m, "'");
+    auto& t = taps[o];
+    if (m == "tf_crop_and_resize" && (x < 0 || x > in - 1)) {
+      t.push_back({-1, 1.0});
+      continue;
+    }
+    if (s.mode == "nearest") {
+      int64_t i = std::clamp<int64_t>(nearest_index(s, x, scale < 1.0), 0, in - 1);
+      t.push_back({i, 1.0});
+    } else if (s.mode == "linear") {
+      double xc = std::clamp(x, 0.0, static_cast<double>(in - 1));
+      int64_t i0 = static_cast<int64_t>(std::floor(xc));
+      int64_t i1 = std::min(i0 + 1, in - 1);
+      double w1 = xc - i0;
+      t.push_back({i0, 1.0 - w1});
+      if (w1 != 0.0) t.push_back({i1, w1});
+    } else if (s.mode == "cubic") {
+      int64_t i0 = static_cast<int64_t>(std::floor(x));
+      std::vector<double> w = cubic_weights(x - i0, s.cubic_a);
+      double total = 0;
+      for (int k = 0; k < 4; ++k) {
+        int64_t i = i0 - 1 + k;
+        if (s.exclude_outside && (i < 0 || i >= in)) continue;
+        t.push_back({std::clamp<int64_t>(i, 0, in - 1), w[k]});
+        total += w[k];
+      }
+      if (s.exclude_outside && total != 0)
+        for (auto& tp : t) tp.weight /= total;
+    } else {
+      fail(n.label(), ": unknown mode '", s.mode, "'");
+    }
+  }
+  return taps;
+}
+
+void resize_impl(KernelContext& c, const ResizeSpec& spec, std::vector<double> scales, Shape sizes,
+                 std::vector<double> roi) {
+  const Tensor& x = c.in(0);
+  const Node& n = c.node;
+  int64_t r = x.rank();
+  if (!sizes.empty()) {
+    FP_CHECK(static_cast<int64_t>(sizes.size()) == r, n.label(), ": sizes has ", sizes.size(), " values for rank ", r);
+    scales.resize(r);
+    for (int64_t d = 0; d < r; ++d) {
+      FP_CHECK(sizes[d] >= 0 && sizes[d] <= (int64_t{1} << 24), n.label(), ": invalid output size ", sizes[d]);
+      scales[d] = x.dim(d) ? static_cast<double>(sizes[d]) / static_cast<double>(x.dim(d)) : 1.0;
+    }
+  } else {
+    FP_CHECK(static_cast<int64_t>(scales.size()) == r, n.label(), ": scales has ", scales.size(), " values for rank ", r);
+    sizes.resize(r);
+    for (int64_t d = 0; d < r; ++d) {
+      FP_CHECK(scales[d] > 0 && scales[d] < 1e6, n.label(), ": invalid scale ", scales[d]);
+      sizes[d] = static_cast<int64_t>(std::floor(x.dim(d) * scales[d]));
+    }
+  }
+  if (roi.empty()) {
+    roi.assign(r, 0.0);
+    roi.resize(2 * r, 1.0);
+  }
+  FP_CHECK(static_cast<int64_t>(roi.size()) == 2 * r, n.label(), ": roi has ", roi.size(), " values, expected ", 2 * r);
+  std::vector<std::vector<std::vector<Tap>>> taps(r);
+  for (int64_t d = 0; d < r; ++d) taps[d] = axis_taps(spec, n, x.dim(d), sizes[d], scales[d], roi[d], roi[d + r]);
+  Tensor& y = c.output(0, x.dtype(), sizes);
+  if (y.numel() == 0) return;
+  std::vector<int64_t> xst = strides_of(x.shape());
+  dispatch_numeric(x.dtype(), n, [&](auto tag) {
+    using T = decltype(tag);
+    using Nm = Num<T>;
+    using A = typename Nm::C;
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    std::vector<int64_t> idx(r, 0), tap(r, 0);
+    for (int64_t o = 0; o < y.numel(); ++o) {
+      // Sum over the product of this output's taps on every axis.
+      double acc = 0;
+      bool outside = false;
+      std::fill(tap.begin(), tap.end(), 0);
+      while (true) {
+        double w = 1.0;
+        int64_t off = 0;
+        for (int64_t d = 0; d < r; ++d) {
+          const Tap& t = taps[d][idx[d]][tap[d]];
+          if (t.index < 0) outside = true;
+          w *= t.weight;
+          off += t.index * xst[d];
+        }
+        if (outside) break;
+        acc += w * static_cast<double>(Nm::load(px[off]));
+        int64_t d = r - 1;
+        for (; d >= 0; --d) {
+          if (++tap[d] < static_cast<int64_t>(taps[d][idx[d]].size())) break;
+          tap[d] = 0;
+        }
+        if (d < 0) break;
+      }
+      if (outside) acc = spec.extrapolation;
+      if constexpr (std::is_integral_v<A>) acc = std::round(acc);
+      py[o] = Nm::store(static_cast<A>(acc));
+      for (int64_t d = r - 1; d >= 0; --d) {
+        if (++idx[d] < sizes[d]) break;
+        idx[d] = 0;
+      }
+    }
+  });
+}
+
+std::vector<double> to_doubles(const Tensor& t) {
+  std::vector<double> v(t.numel());
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = t.get_f64(i);
+  return v;
+}
+
+void k_resize(KernelContext& c) {
+  const Node& n = c.node;
+  ResizeSpec s;
+  s.mode = n.attr_string("mode", "nearest");
+  if (s.mode == "bilinear" || s.mode == "trilinear") s.mode = "linear";
+  FP_CHECK(n.attr_int("antialias", 0) == 0, n.label(), ": antialias is not supported");
+  FP_CHECK(!n.has_attr("axes"), n.label(), ": the 'axes' attribute (opset 18) is not supported");
+  std::vector<double> scales, roi;
+  Shape sizes;
+  if (n.opset < 11) {
+    s.coord = "asymmetric";
+    s.legacy_nearest = true;
+    scales = to_doubles(c.in(1));
+  } else {
+    s.coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
+    s.nearest = n.attr_string("nearest_mode", "round_prefer_floor");
+    s.cubic_a = n.attr_float("cubic_coeff_a", -0.75f);
+    s.exclude_outside = n.attr_int("exclude_outside", 0) != 0;
+    s.extrapolation = n.attr_float("extrapolation_value", 0.0f);
+    if (const Tensor* t = c.input(1); t && t->numel()) roi = to_doubles(*t);
+    if (const Tensor* t = c.input(2); t && t->numel()) scales = to_doubles(*t);
+    if (const Tensor* t = c.input(3); t && t->numel()) sizes = t->to_i64_vector();
+    FP_CHECK(scales.empty() != sizes.empty(), n.label(), ": exactly one of scales and sizes must be given");
+  }
+  resize_impl(c, s, scales, sizes, roi);
+}
+
+void k_upsample(KernelContext& c) {
+  const Node& n = c.node;
+  ResizeSpec s;
+  s.mode = n.attr_string("mode", "nearest");
+  if (s.mode == "bilinear") s.mode = "linear";
+  s.coord = "asymmetric";
+  s.legacy_nearest = true;
+  std::vector<double> scales;
+  if (n.opset >= 9) scales = to_doubles(c.in(1));
+  else
+    for (float f : n.attr_floats("scales")) scales.push_back(f);
+  resize_impl(c, s, scales, {}, {});
+}
+
+}  // namespace
+
+void register_resize(KernelRegistry& r) {
+  r.add("Resize", k_resize);
+  r.add("Upsample", k_upsample);
+}
+
+}  // namespace fixpoint::ref

@@ -1,0 +1,52 @@
+// Softmax. Opset >= 13: along one axis (default -1). Opset < 13: the input is viewed as 2-D
+// [prod(dims < axis), prod(dims >= axis)] (default axis 1) and each row normalized.
+#include "common.h"
+#include "registry.h"
+
+namespace fixpoint::ref {
+namespace {
+
+template <bool Log>
+void softmax(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  const Node& n = c.node;
+  bool legacy = n.opset < 13;
+  int64_t axis = norm_axis(n.attr_int("axis", legacy ? 1 : -1), x.rank(), n);
+  int64_t outer = 1, len = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= x.dim(i);
+  if (legacy) {
+    for (int64_t i = axis; i < x.rank(); ++i) len *= x.dim(i);
+  } else {
+    len = x.rank() ? x.dim(axis) : 1;
+    for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.dim(i);
+  }
+  Tensor& y = c.output(0, x.dtype(), x.shape());
+  dispatch_float(x.dtype(), n, [&](auto tag) {
+    using T = decltype(tag);
+    using Nm = Num<T>;
+    using A = typename Nm::C;
+    const T* px = x.data<T>();
+    T* py = y.data<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * len * inner + i;
+        A mx = -std::numeric_limits<A>::infinity();
+        for (int64_t j = 0; j < len; ++j) mx = std::max(mx, Nm::load(px[base + j * inner]));
+        A sum = 0;
+        for (int64_t j = 0; j < len; ++j) sum += std::exp(Nm::load(px[base + j * inner]) - mx);
+        for (int64_t j = 0; j < len; ++j) {
+          A v = Nm::load(px[base + j * inner]) - mx;
+          py[base + j * inner] = Nm::store(Log ? v - std::log(sum) : std::exp(v) / sum);
+        }
+      }
+  });
+}
+
+}  // namespace
+
+void register_softmax(KernelRegistry& r) {
+  r.add("Softmax", softmax<false>);
+  r.add("LogSoftmax", softmax<true>);
+}
+
+}  // namespace fixpoint::ref

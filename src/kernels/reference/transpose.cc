@@ -1,0 +1,46 @@
+// Transpose: out dim i is input dim perm[i] (default: reversed).
+#include "common.h"
+#include "registry.h"
+
+namespace fixpoint::ref {
+namespace {
+
+void k_transpose(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  int64_t r = x.rank();
+  std::vector<int64_t> perm = c.node.attr_ints("perm");
+  if (perm.empty())
+    for (int64_t i = r - 1; i >= 0; --i) perm.push_back(i);
+  FP_CHECK(static_cast<int64_t>(perm.size()) == r, c.node.label(), ": perm has ", perm.size(), " entries for rank ", r);
+  std::vector<bool> seen(r, false);
+  for (auto& p : perm) {
+    p = norm_axis(p, r, c.node, "perm entry");
+    FP_CHECK(!seen[p], c.node.label(), ": perm is not a permutation");
+    seen[p] = true;
+  }
+  Shape ys(r);
+  for (int64_t i = 0; i < r; ++i) ys[i] = x.dim(perm[i]);
+  Tensor& y = c.output(0, x.dtype(), ys);
+  if (y.numel() == 0) return;
+  std::vector<int64_t> xst = strides_of(x.shape()), st(r);
+  for (int64_t i = 0; i < r; ++i) st[i] = xst[perm[i]];
+  size_t es = dtype_size(x.dtype());
+  const char* px = static_cast<const char*>(x.raw());
+  char* py = static_cast<char*>(y.raw());
+  std::vector<int64_t> idx(r, 0);
+  int64_t off = 0;
+  for (int64_t o = 0; o < y.numel(); ++o) {
+    std::memcpy(py + o * es, px + off * es, es);
+    for (int64_t d = r - 1; d >= 0; --d) {
+      if (++idx[d] < ys[d]) { off += st[d]; break; }
+      off -= st[d] * (ys[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+void register_transpose(KernelRegistry& r) { r.add("Transpose", k_transpose); }
+
+}  // namespace fixpoint::ref

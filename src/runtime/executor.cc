@@ -1,0 +1,192 @@
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "fixpoint/runtime.h"
+
+namespace fixpoint {
+
+// Free storage of dead tensors, reused for new outputs (best fit by capacity).
+class BufferPool {
+ public:
+  std::shared_ptr<std::vector<uint64_t>> take(size_t bytes) {
+    size_t words = (bytes + 7) / 8;
+    auto it = free_.lower_bound(words);
+    // Do not hand out a buffer more than 4x too large; allocate fresh instead.
+    if (it == free_.end() || it->first > 4 * words + 64) return nullptr;
+    auto buf = std::move(it->second);
+    free_.erase(it);
+    return buf;
+  }
+  void give(std::shared_ptr<std::vector<uint64_t>> buf) {
+    if (buf && buf.use_count() == 1 && !buf->empty()) free_.emplace(buf->size(), std::move(buf));
+  }
+  void clear() { free_.clear(); }
+
+ private:
+  std::multimap<size_t, std::shared_ptr<std::vector<uint64_t>>> free_;
+};
+
+const Tensor& KernelContext::in(size_t i) const {
+  const Tensor* t = input(i);
+  FP_CHECK(t, node.label(), ": required input ", i, " is missing");
+  return *t;
+}
+
+Tensor& KernelContext::output(size_t i, DType dtype, const Shape& shape) {
+  FP_CHECK(i < outputs_.size(), node.label(), ": kernel writes output ", i, " but the node has ", outputs_.size());
+  std::shared_ptr<std::vector<uint64_t>> buf;
+  if (pool_ && dtype != DType::String) {
+    size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
+    buf = pool_->take(bytes);
+    if (buf) {
+      outputs_[i] = Tensor::adopt(dtype, shape, std::move(buf));
+      if (outputs_[i].nbytes()) std::memset(outputs_[i].raw(), 0, outputs_[i].nbytes());
+      return outputs_[i];
+    }
+  }
+  outputs_[i] = Tensor(dtype, shape);
+  return outputs_[i];
+}
+
+void KernelContext::set_output(size_t i, Tensor t) {
+  FP_CHECK(i < outputs_.size(), node.label(), ": kernel writes output ", i, " but the node has ", outputs_.size());
+  outputs_[i] = std::move(t);
+}
+
+KernelFn KernelRegistry::find(const std::string& op_type, const std::string& domain) const {
+  if (!domain.empty() && domain != "ai.onnx") return nullptr;
+  auto it = kernels_.find(op_type);
+  return it == kernels_.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> KernelRegistry::ops() const {
+  std::vector<std::string> r;
+  for (const auto& [k, v] : kernels_) r.push_back(k);
+  return r;
+}
+
+static void invoke(KernelFn fn, const Node& node, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outs,
+                   BufferPool* pool) {
+  KernelContext ctx(node, inputs, outs, pool);
+  try {
+    fn(ctx);
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.find(node.label()) == std::string::npos) fail(node.label(), ": ", msg);
+    throw;
+  } catch (const std::bad_alloc&) {
+    fail(node.label(), ": out of memory");
+  } catch (const std::exception& e) {
+    fail(node.label(), ": ", e.what());
+  }
+  for (size_t i = 0; i < outs.size(); ++i)
+    FP_CHECK(node.outputs[i].empty() || outs[i].dtype() != DType::Undefined, node.label(), ": output ", i,
+             " was not produced");
+}
+
+std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& inputs) {
+  KernelFn fn = KernelRegistry::reference().find(node.op_type, node.domain);
+  FP_CHECK(fn, node.label(), ": op '", node.op_type, "' is not supported");
+  std::vector<Tensor> outs(node.outputs.size());
+  invoke(fn, node, inputs, outs, nullptr);
+  return outs;
+}
+
+Executor::Executor(Graph graph, const KernelRegistry& registry) : graph_(std::move(graph)), pool_(new BufferPool) {
+  graph_.validate();
+  for (const auto& n : graph_.nodes) {
+    KernelFn fn = registry.find(n.op_type, n.domain);
+    FP_CHECK(fn, n.label(), ": op '", (n.domain.empty() ? "" : n.domain + "."), n.op_type,
+             "' is not supported by the float reference runtime");
+    kernels_.push_back(fn);
+  }
+  uses_ = graph_.use_counts();
+}
+
+Executor::~Executor() = default;
+
+static void check_input(const ValueInfo& vi, const Tensor& t) {
+  FP_CHECK(vi.dtype == DType::Undefined || vi.dtype == t.dtype(), "input '", vi.name, "': model expects ",
+           dtype_name(vi.dtype), ", got ", dtype_name(t.dtype()));
+  if (!vi.shape) return;
+  FP_CHECK(vi.shape->size() == t.shape().size(), "input '", vi.name, "': model expects shape ", vi.shape_text(),
+           " (rank ", vi.shape->size(), "), got ", shape_str(t.shape()));
+  for (size_t i = 0; i < vi.shape->size(); ++i) {
+    const Dim& d = (*vi.shape)[i];
+    FP_CHECK(!d.known() || d.value == t.shape()[i], "input '", vi.name, "': model expects shape ", vi.shape_text(),
+             ", got ", shape_str(t.shape()));
+  }
+}
+
+std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>& inputs, const RunOptions& opts) {
+  std::map<std::string, Tensor> values;
+  for (const auto& vi : graph_.inputs) {
+    auto it = inputs.find(vi.name);
+    FP_CHECK(it != inputs.end(), "missing input '", vi.name, "' (", dtype_name(vi.dtype), "[", vi.shape_text(), "])");
+    check_input(vi, it->second);
+    values[vi.name] = it->second;
+  }
+  for (const auto& [name, t] : inputs) {
+    bool known = std::any_of(graph_.inputs.begin(), graph_.inputs.end(), [&](const ValueInfo& v) { return v.name == name; });
+    FP_CHECK(known, "input '", name, "' is not an input of the model");
+  }
+  // Symbolic dims must bind consistently across inputs (e.g. the same "batch" everywhere).
+  std::map<std::string, int64_t> symbols;
+  for (const auto& vi : graph_.inputs) {
+    if (!vi.shape) continue;
+    const Shape& s = values[vi.name].shape();
+    for (size_t i = 0; i < vi.shape->size(); ++i) {
+      const Dim& d = (*vi.shape)[i];
+      if (d.known() || d.symbol.empty()) continue;
+      auto [it, fresh] = symbols.emplace(d.symbol, s[i]);
+      FP_CHECK(fresh || it->second == s[i], "input '", vi.name, "': dimension '", d.symbol, "' is ", s[i],
+               " here but ", it->second, " in another input");
+    }
+  }
+  for (const auto& [name, t] : graph_.initializers) values[name] = t;
+  std::map<std::string, int> remaining = uses_;
+  std::vector<const Tensor*> ins;
+  for (size_t k = 0; k < graph_.nodes.size(); ++k) {
+    const Node& node = graph_.nodes[k];
+    ins.clear();
+    for (const auto& in : node.inputs) {
+      if (in.empty()) { ins.push_back(nullptr); continue; }
+      auto it = values.find(in);
+      FP_CHECK(it != values.end(), node.label(), ": input tensor '", in, "' has no value");
+      ins.push_back(&it->second);
+    }
+    std::vector<Tensor> outs(node.outputs.size());
+    invoke(kernels_[k], node, ins, outs, opts.keep_all ? nullptr : pool_.get());
+    if (opts.on_node) opts.on_node(node, outs);
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (!node.outputs[i].empty()) values[node.outputs[i]] = std::move(outs[i]);
+    if (opts.keep_all) continue;
+    // Release tensors whose last reader was this node; their storage returns to the pool.
+    for (const auto& in : node.inputs) {
+      if (in.empty() || graph_.initializers.count(in)) continue;
+      if (--remaining[in] == 0) {
+        auto it = values.find(in);
+        if (it != values.end()) {
+          pool_->give(it->second.release_storage());
+          values.erase(it);
+        }
+      }
+    }
+    for (const auto& o : node.outputs)  // outputs nobody reads
+      if (!o.empty() && remaining[o] == 0) {
+        auto it = values.find(o);
+        if (it != values.end()) values.erase(it);
+      }
+  }
+  std::map<std::string, Tensor> result;
+  for (const auto& out : graph_.outputs) {
+    auto it = values.find(out.name);
+    FP_CHECK(it != values.end(), "graph output '", out.name, "' was not computed");
+    result[out.name] = it->second;
+  }
+  pool_->clear();
+  return result;
+}
+
+}  // namespace fixpoint

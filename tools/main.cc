@@ -1,0 +1,2 @@
+// fixpoint CLI: placeholder until subcommands land.
+int main() { return 0; }
