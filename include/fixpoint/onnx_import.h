@@ -23,6 +23,10 @@ Graph import_onnx_file(const std::string& path, const ImportOptions& opts = {});
 // Loads a serialized ModelProto; `origin` names it in errors, `base_dir` holds external data.
 Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, const std::string& base_dir,
                         const ImportOptions& opts = {});
+// Re-runs ONNX shape inference (with data propagation) on the IR and refreshes value_info:
+// after constant folding, Reshape targets are constants and shapes downstream become known.
+void infer_shapes(Graph& g);
+
 // Reads a serialized TensorProto file (ONNX backend test data: input_0.pb, output_0.pb).
 Tensor load_tensor_pb(const std::string& path);
 // Parses "1x3x48x320" (also "1,3,48,320"); throws naming `what` on bad text.

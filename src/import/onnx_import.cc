@@ -285,6 +285,109 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
   return g;
 }
 
+namespace {
+
+void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto* tp) {
+  tp->set_name(name);
+  tp->set_data_type(static_cast<int32_t>(t.dtype()));
+  for (int64_t d : t.shape()) tp->add_dims(d);
+  if (t.dtype() == DType::String) {
+    for (int64_t i = 0; i < t.numel(); ++i) tp->add_string_data(t.strings()[i]);
+  } else {
+    tp->set_raw_data(std::string(static_cast<const char*>(t.raw()), t.nbytes()));
+  }
+}
+
+void set_type(onnx::TypeProto* type, DType dt, const std::optional<std::vector<Dim>>& shape) {
+  auto* tt = type->mutable_tensor_type();
+  tt->set_elem_type(static_cast<int32_t>(dt == DType::Undefined ? DType::Float32 : dt));
+  if (!shape) return;
+  auto* sp = tt->mutable_shape();
+  for (const Dim& d : *shape) {
+    auto* dim = sp->add_dim();
+    if (d.known()) dim->set_dim_value(d.value);
+    else if (!d.symbol.empty()) dim->set_dim_param(d.symbol);
+  }
+}
+
+void attribute_to_proto(const std::string& name, const Attribute& a, onnx::AttributeProto* ap) {
+  using A = onnx::AttributeProto;
+  ap->set_name(name);
+  switch (a.kind) {
+    case Attribute::Kind::Float: ap->set_type(A::FLOAT); ap->set_f(a.f); break;
+    case Attribute::Kind::Int: ap->set_type(A::INT); ap->set_i(a.i); break;
+    case Attribute::Kind::String: ap->set_type(A::STRING); ap->set_s(a.s); break;
+    case Attribute::Kind::Tensor: ap->set_type(A::TENSOR); tensor_to_proto(a.t, "", ap->mutable_t()); break;
+    case Attribute::Kind::Floats: ap->set_type(A::FLOATS); for (float f : a.floats) ap->add_floats(f); break;
+    case Attribute::Kind::Ints: ap->set_type(A::INTS); for (int64_t i : a.ints) ap->add_ints(i); break;
+    case Attribute::Kind::Strings: ap->set_type(A::STRINGS); for (const auto& s : a.strings) ap->add_strings(s); break;
+    case Attribute::Kind::Graph: ap->set_type(A::GRAPH); break;
+  }
+}
+
+}  // namespace
+
+void infer_shapes(Graph& g) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  for (const auto& [dom, v] : g.opsets) {
+    auto* op = m.add_opset_import();
+    op->set_domain(dom);
+    op->set_version(v);
+  }
+  auto* gp = m.mutable_graph();
+  gp->set_name(g.name);
+  for (const auto& in : g.inputs) {
+    auto* vi = gp->add_input();
+    vi->set_name(in.name);
+    set_type(vi->mutable_type(), in.dtype, in.shape);
+  }
+  // Small initializers carry data (shape arithmetic needs it); large ones only their type.
+  for (const auto& [name, t] : g.initializers) {
+    if (t.numel() <= 4096 || !dtype_is_float(t.dtype())) {
+      tensor_to_proto(t, name, gp->add_initializer());
+    } else {
+      auto* vi = gp->add_input();
+      vi->set_name(name);
+      std::vector<Dim> dims;
+      for (int64_t d : t.shape()) dims.push_back(Dim::of(d));
+      set_type(vi->mutable_type(), t.dtype(), dims);
+    }
+  }
+  for (const auto& n : g.nodes) {
+    auto* np = gp->add_node();
+    np->set_name(n.name);
+    np->set_op_type(n.op_type);
+    np->set_domain(n.domain);
+    for (const auto& i : n.inputs) np->add_input(i);
+    for (const auto& o : n.outputs) np->add_output(o);
+    for (const auto& [k, a] : n.attrs)
+      if (a.kind != Attribute::Kind::Graph) attribute_to_proto(k, a, np->add_attribute());
+  }
+  for (const auto& out : g.outputs) {
+    auto* vi = gp->add_output();
+    vi->set_name(out.name);
+    if (out.dtype != DType::Undefined) set_type(vi->mutable_type(), out.dtype, out.shape);
+  }
+  try {
+    onnx::ShapeInferenceOptions so(false, 0, true);
+    onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), so);
+  } catch (const std::exception&) {
+    return;  // advisory only, as at import
+  }
+  for (const auto& vi : m.graph().value_info()) {
+    ValueInfo v = value_info_from_proto(vi);
+    auto it = g.value_info.find(v.name);
+    // Keep what we knew when inference knows less.
+    if (it == g.value_info.end() || (v.shape && (!it->second.shape || v.shape_known()))) g.value_info[v.name] = v;
+  }
+  for (const auto& vi : m.graph().output()) {
+    ValueInfo v = value_info_from_proto(vi);
+    for (auto& out : g.outputs)
+      if (out.name == v.name && v.shape && (!out.shape || v.shape_known())) out = v;
+  }
+}
+
 Graph import_onnx_file(const std::string& path, const ImportOptions& opts) {
   std::string bytes = read_file(path, "model");
   std::string base = std::filesystem::path(path).parent_path().string();

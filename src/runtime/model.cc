@@ -15,6 +15,7 @@ Graph load_model(const std::string& path, const PipelineOptions& opts) {
   if (opts.optimize) {
     PassManager pm = PassManager::standard();
     PassLog log = pm.run(g);
+    if (!log.lines.empty()) infer_shapes(g);
     if (opts.verbose)
       for (const auto& line : log.lines) std::cerr << "pass " << line << "\n";
   }

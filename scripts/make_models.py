@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Builds the models fixpoint's tests and examples use, with onnx.helper and numpy only
+(deterministic: fixed seeds). Nothing is downloaded.
+
+usage: make_models.py OUTDIR [--only NAME ...]
+
+Models:
+  tiny_cnn       the bundled default model: Conv+BN+Relu, MaxPool, Conv+Relu, GAP, Gemm, Softmax
+                 (dynamic batch "batch"); its sample input tiny_cnn_input.npy (batch 4)
+  resnet18       torchvision's ResNet-18 architecture, He-initialised weights, random BN
+                 statistics, dynamic batch; resnet18_input.npy (batch 2, 224x224)
+  mlp_batch5     a Gemm-only MLP (4 features -> 5 classes) exported with a static batch of 5,
+                 like the seed thread's classifier; mlp_dynamic is the same weights with a
+                 dynamic batch; mlp_input.npy holds 5 rows
+  shape_ops      a graph whose Reshape target is computed by Shape/Gather/Unsqueeze/Concat,
+                 with Resize, Pad, Split, Transpose, Slice: exercises constant folding
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 13
+
+
+class Builder:
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.nodes, self.inits = [], []
+        self.count = 0
+
+    def name(self, prefix):
+        self.count += 1
+        return f"{prefix}_{self.count}"
+
+    def const(self, array, prefix="w"):
+        n = self.name(prefix)
+        self.inits.append(numpy_helper.from_array(np.asarray(array), n))
+        return n
+
+    def node(self, op, inputs, n_out=1, prefix=None, **attrs):
+        nm = self.name(prefix or op.lower())
+        outs = [f"{nm}_out{i}" if n_out > 1 else f"{nm}_out" for i in range(n_out)]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=nm, **attrs))
+        return outs if n_out > 1 else outs[0]
+
+    def conv(self, x, cin, cout, k, stride=1, pad=0, group=1, bias=True):
+        fan_in = cin // group * k * k
+        w = self.rng.normal(0, np.sqrt(2.0 / fan_in), (cout, cin // group, k, k)).astype(np.float32)
+        ins = [x, self.const(w)]
+        if bias:
+            ins.append(self.const(self.rng.normal(0, 0.05, cout).astype(np.float32), "b"))
+        return self.node("Conv", ins, kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4, group=group)
+
+    def bn(self, x, c):
+        r = self.rng
+        return self.node("BatchNormalization", [
+            x, self.const(r.uniform(0.5, 1.5, c).astype(np.float32), "gamma"),
+            self.const(r.normal(0, 0.1, c).astype(np.float32), "beta"),
+            self.const(r.normal(0, 0.1, c).astype(np.float32), "mean"),
+            self.const(r.uniform(0.5, 1.5, c).astype(np.float32), "var")], epsilon=1e-5)
+
+    def gemm(self, x, fin, fout):
+        w = self.rng.normal(0, np.sqrt(2.0 / fin), (fout, fin)).astype(np.float32)
+        b = self.rng.normal(0, 0.05, fout).astype(np.float32)
+        return self.node("Gemm", [x, self.const(w), self.const(b, "b")], transB=1)
+
+    def model(self, name, inputs, outputs):
+        g = helper.make_graph(self.nodes, name, inputs, outputs, self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="fixpoint-make_models")
+        m.ir_version = 8
+        onnx.checker.check_model(m)
+        return m
+
+
+def tiny_cnn():
+    b = Builder(1)
+    x = b.conv("image", 3, 8, 3, pad=1)
+    x = b.node("Relu", [b.bn(x, 8)])
+    x = b.node("MaxPool", [x], kernel_shape=[2, 2], strides=[2, 2])
+    x = b.node("Relu", [b.conv(x, 8, 16, 3, pad=1)])
+    x = b.node("GlobalAveragePool", [x])
+    x = b.node("Flatten", [x], axis=1)
+    x = b.gemm(x, 16, 10)
+    b.node("Softmax", [x], axis=1)
+    b.nodes[-1].output[0] = "probabilities"
+    m = b.model("tiny_cnn", [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, 32, 32])],
+                [helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, ["batch", 10])])
+    inp = np.random.default_rng(100).uniform(0, 1, (4, 3, 32, 32)).astype(np.float32)
+    return m, {"tiny_cnn_input.npy": inp}
+
+
+def resnet18():
+    b = Builder(2)
+    x = b.node("Relu", [b.bn(b.conv("input", 3, 64, 7, stride=2, pad=3, bias=False), 64)])
+    x = b.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    cin = 64
+    for stage, cout in enumerate([64, 128, 256, 512]):
+        for block in range(2):
+            stride = 2 if stage > 0 and block == 0 else 1
+            y = b.node("Relu", [b.bn(b.conv(x, cin, cout, 3, stride=stride, pad=1, bias=False), cout)])
+            y = b.bn(b.conv(y, cout, cout, 3, pad=1, bias=False), cout)
+            skip = x
+            if stride != 1 or cin != cout:
+                skip = b.bn(b.conv(x, cin, cout, 1, stride=stride, bias=False), cout)
+            x = b.node("Relu", [b.node("Add", [y, skip])])
+            cin = cout
+    x = b.node("Flatten", [b.node("GlobalAveragePool", [x])], axis=1)
+    b.gemm(x, 512, 1000)
+    b.nodes[-1].output[0] = "logits"
+    m = b.model("resnet18", [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 224, 224])],
+                [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 1000])])
+    inp = np.random.default_rng(101).normal(0, 1, (2, 3, 224, 224)).astype(np.float32)
+    return m, {"resnet18_input.npy": inp}
+
+
+def mlp(batch):
+    b = Builder(3)
+    x = b.node("Relu", [b.gemm("features", 4, 64)])
+    x = b.node("Relu", [b.gemm(x, 64, 64)])
+    b.gemm(x, 64, 5)
+    b.nodes[-1].output[0] = "scores"
+    m = b.model("mlp", [helper.make_tensor_value_info("features", TensorProto.FLOAT, [batch, 4])],
+                [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [batch, 5])])
+    inp = np.random.default_rng(102).normal(0, 3, (5, 4)).astype(np.float32)
+    return m, {"mlp_input.npy": inp}
+
+
+def shape_ops():
+    b = Builder(4)
+    x = b.node("Relu", [b.conv("x", 3, 8, 3, pad=1)])                      # N x 8 x 16 x 16
+    x = b.node("Resize", [x, "", b.const(np.array([1, 1, 2, 2], np.float32), "scales")], mode="linear")
+    x = b.node("Pad", [x, b.const(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")], mode="reflect")
+    a, c = b.node("Split", [x], n_out=2, axis=1)                           # 2 x (N x 4 x 34 x 34)
+    x = b.node("Mul", [a, b.node("Sigmoid", [c])])
+    s = b.node("Shape", [x])
+    n = b.node("Gather", [s, b.const(np.array(0, np.int64), "idx")], axis=0)
+    n = b.node("Unsqueeze", [n, b.const(np.array([0], np.int64), "axes")])
+    tgt = b.node("Concat", [n, b.const(np.array([4, -1], np.int64), "rest")], axis=0)
+    x = b.node("Reshape", [x, tgt])                                          # N x 4 x 1156
+    x = b.node("Transpose", [x], perm=[0, 2, 1])
+    x = b.node("Slice", [x, b.const(np.array([0], np.int64)), b.const(np.array([1000], np.int64)),
+                          b.const(np.array([1], np.int64)), b.const(np.array([2], np.int64))])
+    x = b.node("ReduceMean", [x], axes=[1], keepdims=0)
+    b.node("Softmax", [x], axis=-1)
+    b.nodes[-1].output[0] = "y"
+    m = b.model("shape_ops", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])])
+    inp = np.random.default_rng(103).normal(0, 1, (3, 3, 16, 16)).astype(np.float32)
+    return m, {"shape_ops_input.npy": inp}
+
+
+MODELS = {
+    "tiny_cnn": tiny_cnn,
+    "resnet18": resnet18,
+    "mlp_batch5": lambda: mlp(5),
+    "mlp_dynamic": lambda: mlp("batch"),
+    "shape_ops": shape_ops,
+}
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        sys.exit(2)
+    out = sys.argv[1]
+    only = sys.argv[3:] if len(sys.argv) > 2 and sys.argv[2] == "--only" else list(MODELS)
+    os.makedirs(out, exist_ok=True)
+    for name in only:
+        model, arrays = MODELS[name]()
+        onnx.save(model, os.path.join(out, name + ".onnx"))
+        for fname, arr in arrays.items():
+            np.save(os.path.join(out, fname), arr)
+        print(f"make_models: wrote {name}.onnx")
+
+
+if __name__ == "__main__":
+    main()

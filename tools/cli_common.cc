@@ -1,0 +1,64 @@
+#include "cli_common.h"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "fixpoint/npy.h"
+
+namespace fixpoint::cli {
+
+ShapeBindings parse_shape_options(const std::vector<std::string>& specs) {
+  ShapeBindings b;
+  for (const auto& s : specs) {
+    size_t eq = s.rfind('=');
+    FP_CHECK(eq != std::string::npos && eq > 0, "--shape '", s, "': expected NAME=1x3x224x224");
+    b[s.substr(0, eq)] = parse_shape(s.substr(eq + 1), cat("--shape ", s));
+  }
+  return b;
+}
+
+std::map<std::string, Tensor> load_input_options(const std::vector<std::string>& specs) {
+  std::map<std::string, Tensor> m;
+  for (const auto& s : specs) {
+    size_t eq = s.find('=');
+    std::string name = eq == std::string::npos ? "" : s.substr(0, eq);
+    std::string file = eq == std::string::npos ? s : s.substr(eq + 1);
+    FP_CHECK(!file.empty(), "--input '", s, "': expected NAME=FILE.npy");
+    FP_CHECK(!m.count(name), "--input '", name, "' given twice");
+    try {
+      m[name] = load_npy(file);
+    } catch (const Error& e) {
+      fail("--input ", name.empty() ? "" : name + "=", e.what());
+    }
+  }
+  return m;
+}
+
+std::string sanitize_name(const std::string& tensor) {
+  std::string r = tensor;
+  for (char& c : r)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  if (r.empty() || r == "." || r == "..") r = "_" + r;
+  return r;
+}
+
+std::string summarize(const Tensor& t) {
+  std::ostringstream os;
+  os << dtype_name(t.dtype()) << "[" << shape_str(t.shape()) << "]";
+  if (t.dtype() == DType::String || t.numel() == 0) return os.str();
+  double mn = std::numeric_limits<double>::infinity(), mx = -mn, sum = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = t.get_f64(i);
+    mn = std::min(mn, v);
+    mx = std::max(mx, v);
+    sum += v;
+  }
+  os.precision(6);
+  os << " min " << mn << " max " << mx << " mean " << sum / static_cast<double>(t.numel()) << " first [";
+  for (int64_t i = 0; i < std::min<int64_t>(6, t.numel()); ++i) os << (i ? ", " : "") << t.get_f64(i);
+  os << (t.numel() > 6 ? ", ...]" : "]");
+  return os.str();
+}
+
+}  // namespace fixpoint::cli

@@ -1,0 +1,25 @@
+// Shared helpers of the fixpoint subcommands.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fixpoint/onnx_import.h"
+#include "fixpoint/tensor.h"
+
+namespace fixpoint::cli {
+
+// "NAME=1x3x224x224" options -> bindings; throws Error naming the option.
+ShapeBindings parse_shape_options(const std::vector<std::string>& specs);
+// "NAME=FILE.npy" (or just FILE.npy for a single-input model: name "") -> loaded tensors.
+std::map<std::string, Tensor> load_input_options(const std::vector<std::string>& specs);
+// Output file name for a tensor: characters outside [A-Za-z0-9._-] become '_'.
+std::string sanitize_name(const std::string& tensor);
+// One-line summary: dtype, shape, min/max/mean and the first values.
+std::string summarize(const Tensor& t);
+
+void add_inspect_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+
+}  // namespace fixpoint::cli

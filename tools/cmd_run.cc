@@ -1,0 +1,64 @@
+// fixpoint run MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR
+#include <filesystem>
+#include <iostream>
+
+#include "cli_common.h"
+#include "fixpoint/model.h"
+#include "fixpoint/npy.h"
+#include "fixpoint/runtime.h"
+
+namespace fixpoint::cli {
+namespace {
+
+struct RunArgs {
+  std::string model;
+  std::vector<std::string> inputs, shapes;
+  std::string output_dir;
+  bool verbose = false, quiet = false;
+};
+
+void run_run(const RunArgs& a) {
+  std::map<std::string, Tensor> inputs = load_input_options(a.inputs);
+  PipelineOptions po;
+  po.verbose = a.verbose;
+  po.shapes = parse_shape_options(a.shapes);
+  if (inputs.count("")) {  // unnamed input: only for single-input models
+    Graph probe = import_onnx_file(a.model, ImportOptions{{}, false});
+    FP_CHECK(probe.inputs.size() == 1, "--input without a NAME= is only allowed for a model with one input; '", a.model,
+             "' has ", probe.inputs.size());
+    inputs[probe.inputs[0].name] = inputs[""];
+    inputs.erase("");
+  }
+  std::map<std::string, Tensor> outputs;
+  if (po.shapes.empty()) {
+    outputs = run_onnx_model(a.model, inputs, po);
+  } else {
+    Executor ex(load_model(a.model, po));
+    outputs = ex.run(inputs);
+  }
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(a.output_dir, ec);
+  FP_CHECK(!ec, "--output-dir '", a.output_dir, "': ", ec.message());
+  for (const auto& [name, t] : outputs) {
+    std::string path = (fs::path(a.output_dir) / (sanitize_name(name) + ".npy")).string();
+    save_npy(path, t);
+    if (!a.quiet) std::cout << name << ": " << summarize(t) << "\n  -> " << path << "\n";
+  }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto a = std::make_shared<RunArgs>();
+  CLI::App* c = app.add_subcommand("run", "Run a model on .npy inputs and write every output as DIR/<name>.npy");
+  c->add_option("model", a->model, "ONNX model file")->required();
+  c->add_option("-i,--input", a->inputs, "NAME=FILE.npy for each model input (repeatable)")->required();
+  c->add_option("-o,--output-dir", a->output_dir, "Folder for the outputs (created if missing)")->required();
+  c->add_option("--shape", a->shapes, "Bind an input's shape instead of taking it from the input file");
+  c->add_flag("-v,--verbose", a->verbose, "Log what each graph pass changed");
+  c->add_flag("-q,--quiet", a->quiet, "Do not print output summaries");
+  c->callback([a] { run_run(*a); });
+}
+
+}  // namespace fixpoint::cli
