@@ -4,6 +4,17 @@
 
 #include "cli_common.h"
 
+namespace {
+
+// Errors may quote names from a corrupted file: keep them on one printable line.
+std::string one_line(const std::string& msg) {
+  std::string r;
+  for (unsigned char c : msg) r += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+  return r;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"fixpoint: ONNX -> fixed-point compiler, bit-exact runtime and accuracy debugger"};
   app.require_subcommand(1);
@@ -19,16 +30,16 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "fixpoint: error: " << e.what() << " (see --help)\n";
+    std::cerr << "fixpoint: error: " << one_line(e.what()) << " (see --help)\n";
     return 2;
   } catch (const fixpoint::Error& e) {
-    std::cerr << "fixpoint: error: " << e.what() << "\n";
+    std::cerr << "fixpoint: error: " << one_line(e.what()) << "\n";
     return 1;
   } catch (const std::bad_alloc&) {
     std::cerr << "fixpoint: error: out of memory\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "fixpoint: error: " << e.what() << "\n";
+    std::cerr << "fixpoint: error: " << one_line(e.what()) << "\n";
     return 1;
   }
   return 0;

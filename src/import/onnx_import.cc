@@ -180,6 +180,23 @@ void bind_shapes(onnx::ModelProto& model, const ShapeBindings& shapes, const std
   if (!shapes.empty()) model.mutable_graph()->clear_value_info();
 }
 
+// Attributes that must be positive wherever they appear. Checked before ONNX shape inference,
+// which divides by them (a zero stride would crash the process, not raise an error).
+void check_positive_attributes(const onnx::ModelProto& model, const std::string& origin) {
+  static const std::set<std::string> kPositive = {"strides", "dilations", "kernel_shape", "blocksize"};
+  int index = 0;
+  for (const auto& np : model.graph().node()) {
+    for (const auto& a : np.attribute()) {
+      if (!kPositive.count(a.name())) continue;
+      std::string node = np.name().empty() ? cat(np.op_type(), " #", index) : np.name();
+      if (a.has_i()) FP_CHECK(a.i() > 0, origin, ": node '", node, "' (", np.op_type(), "): ", a.name(), " must be >= 1, got ", a.i());
+      for (int64_t v : a.ints())
+        FP_CHECK(v > 0, origin, ": node '", node, "' (", np.op_type(), "): ", a.name(), " must be >= 1, got ", v);
+    }
+    ++index;
+  }
+}
+
 }  // namespace
 
 Shape parse_shape(const std::string& text, const std::string& what) {
@@ -221,6 +238,7 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
   FP_CHECK(model.has_graph() && (model.graph().node_size() > 0 || model.graph().output_size() > 0), origin,
            ": not a valid ONNX model (no graph)");
   FP_CHECK(model.ir_version() > 0 || model.opset_import_size() > 0, origin, ": not a valid ONNX model (no ir_version/opset)");
+  check_positive_attributes(model, origin);
   bind_shapes(model, opts.shapes, origin, opts.shapes_origin);
   if (opts.infer_shapes) {
     try {

@@ -121,15 +121,19 @@ static void check_input(const ValueInfo& vi, const Tensor& t) {
 
 std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>& inputs, const RunOptions& opts) {
   std::map<std::string, Tensor> values;
+  for (const auto& [name, t] : inputs) {
+    bool known = std::any_of(graph_.inputs.begin(), graph_.inputs.end(), [&](const ValueInfo& v) { return v.name == name; });
+    if (!known) {
+      std::string names;
+      for (const auto& v : graph_.inputs) names += (names.empty() ? "'" : ", '") + v.name + "'";
+      fail("input '", name, "' is not an input of the model (its inputs: ", names, ")");
+    }
+  }
   for (const auto& vi : graph_.inputs) {
     auto it = inputs.find(vi.name);
     FP_CHECK(it != inputs.end(), "missing input '", vi.name, "' (", dtype_name(vi.dtype), "[", vi.shape_text(), "])");
     check_input(vi, it->second);
     values[vi.name] = it->second;
-  }
-  for (const auto& [name, t] : inputs) {
-    bool known = std::any_of(graph_.inputs.begin(), graph_.inputs.end(), [&](const ValueInfo& v) { return v.name == name; });
-    FP_CHECK(known, "input '", name, "' is not an input of the model");
   }
   // Symbolic dims must bind consistently across inputs (e.g. the same "batch" everywhere).
   std::map<std::string, int64_t> symbols;

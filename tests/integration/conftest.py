@@ -19,7 +19,7 @@ OCR_MODELS = {
 
 
 def run_cli(*args, check=True):
-    p = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True)
+    p = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, errors="replace")
     if check and p.returncode != 0:
         raise AssertionError(f"fixpoint {' '.join(map(str, args))} failed: {p.stderr}")
     return p
