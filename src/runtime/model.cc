@@ -13,11 +13,16 @@ Graph load_model(const std::string& path, const PipelineOptions& opts) {
   io.shapes_origin = opts.shapes_origin;
   Graph g = import_onnx_file(path, io);
   if (opts.optimize) {
+    // Folding makes Reshape targets constant; re-inferred shapes then let more Shape nodes
+    // fold. Alternate until nothing changes.
     PassManager pm = PassManager::standard();
-    PassLog log = pm.run(g);
-    if (!log.lines.empty()) infer_shapes(g);
-    if (opts.verbose)
-      for (const auto& line : log.lines) std::cerr << "pass " << line << "\n";
+    for (int round = 0; round < 8; ++round) {
+      PassLog log = pm.run(g);
+      if (opts.verbose)
+        for (const auto& line : log.lines) std::cerr << "pass " << line << "\n";
+      if (log.lines.empty()) break;
+      infer_shapes(g);
+    }
   }
   return g;
 }

@@ -85,14 +85,16 @@ int main(int argc, char** argv) {
   double min_rate = 0;
   std::vector<std::string> roots;
   std::string only;
+  bool list_only = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--min-pass-rate" && i + 1 < argc) min_rate = std::stod(argv[++i]);
     else if (a == "--filter" && i + 1 < argc) only = argv[++i];
+    else if (a == "--list") list_only = true;
     else roots.push_back(a);
   }
   if (roots.empty()) {
-    std::cerr << "usage: onnx_conformance [--min-pass-rate R] [--filter SUBSTR] DATA_DIR\n";
+    std::cerr << "usage: onnx_conformance [--min-pass-rate R] [--filter SUBSTR] [--list] DATA_DIR\n";
     return 2;
   }
   int selected = 0, passed = 0;
@@ -124,6 +126,10 @@ int main(int argc, char** argv) {
         }
         if (!in_scope) continue;
         ++selected;
+        if (list_only) {
+          std::cout << dir.string() << "\n";
+          continue;
+        }
         std::string why;
         try {
           why = run_test(dir, input_names);
@@ -136,6 +142,7 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (list_only) return 0;
   for (const auto& f : failures) std::cout << "FAIL " << f << "\n";
   double rate = selected ? static_cast<double>(passed) / selected : 0.0;
   std::cout << "onnx conformance: " << passed << " of " << selected << " selected tests pass ("
