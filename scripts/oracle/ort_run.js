@@ -11,6 +11,7 @@ const DTYPES = {
   '<f4': ['float32', Float32Array], '<f8': ['float64', Float64Array], '|i1': ['int8', Int8Array],
   '<i2': ['int16', Int16Array], '<i4': ['int32', Int32Array], '<i8': ['int64', BigInt64Array],
   '|u1': ['uint8', Uint8Array], '<u2': ['uint16', Uint16Array], '|b1': ['bool', Uint8Array],
+  '<u4': ['uint32', Uint32Array], '<u8': ['uint64', BigUint64Array], '<f2': ['float16', Uint16Array],
 };
 
 function readNpy(file) {
@@ -35,7 +36,7 @@ function readNpy(file) {
 
 function writeNpy(file, tensor) {
   const codes = { float32: '<f4', float64: '<f8', int8: '|i1', int16: '<i2', int32: '<i4', int64: '<i8', uint8: '|u1',
-                  uint16: '<u2', bool: '|b1' };
+                  uint16: '<u2', uint32: '<u4', uint64: '<u8', float16: '<f2', bool: '|b1' };
   const code = codes[tensor.type];
   if (!code) throw new Error(`cannot write ${tensor.type}`);
   const dims = tensor.dims;

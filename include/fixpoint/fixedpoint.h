@@ -1,0 +1,78 @@
+// fixpoint: the scalar fixed-point primitives of docs/arithmetic.md. Every integer kernel uses
+// these; none writes its own rounding. Equation numbers refer to docs/arithmetic.md.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "fixpoint/tensor.h"
+
+namespace fixpoint::fx {
+
+// (2) R(x) = floor(x + 1/2): the project's one rounding rule.
+inline double round_half_up(double x) { return std::floor(x + 0.5); }
+
+// Range of a storage type (u8, i8, u16, i16; int32/int64 for accumulators).
+struct Range {
+  int64_t lo, hi;
+};
+inline Range range_of(DType t) {
+  switch (t) {
+    case DType::UInt8: return {0, 255};
+    case DType::Int8: return {-128, 127};
+    case DType::UInt16: return {0, 65535};
+    case DType::Int16: return {-32768, 32767};
+    case DType::Int32: return {std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()};
+    default: return {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+  }
+}
+
+// (3) SAT: clamp to [lo, hi].
+inline int64_t sat(int64_t v, Range r) { return v < r.lo ? r.lo : (v > r.hi ? r.hi : v); }
+
+// (4) RSH(v, n): rounding (half up) arithmetic right shift; n < 0 shifts left.
+inline int64_t rsh(int64_t v, int n) {
+  if (n <= 0) return v * (int64_t{1} << -n);
+  if (n >= 63) return v >= 0 ? 0 : (v >= -(int64_t{1} << 62) ? 0 : -1);  // |v| < 2^63: rounds to 0 or -1
+  return (v + (int64_t{1} << (n - 1))) >> n;
+}
+inline __int128 rsh128(__int128 v, int n) {
+  if (n <= 0) return v * (static_cast<__int128>(1) << -n);
+  if (n >= 126) return 0;
+  return (v + (static_cast<__int128>(1) << (n - 1))) >> n;
+}
+
+// (5) float -> integer code: SAT(R(r / s) + z), in double.
+inline int64_t quantize(double r, double scale, int64_t zero_point, Range range) {
+  double v = round_half_up(r / scale) + static_cast<double>(zero_point);
+  if (!(v >= static_cast<double>(range.lo))) return range.lo;  // also NaN -> lo
+  if (v > static_cast<double>(range.hi)) return range.hi;
+  return static_cast<int64_t>(v);
+}
+
+// (6) integer code -> float32: (float)(s * (q - z)).
+inline float dequantize(int64_t q, double scale, int64_t zero_point) {
+  return static_cast<float>(scale * static_cast<double>(q - zero_point));
+}
+
+// (12) A real multiplier M as m * 2^-n.
+struct Multiplier {
+  int64_t m = 1;
+  int n = 0;
+  double value() const { return static_cast<double>(m) * std::ldexp(1.0, -n); }
+};
+Multiplier make_multiplier(double M, bool pow2);
+
+// (13) RQ(a) = SAT_[lo,hi](RSH(a * m, n) + z). a*m in int64 (8-bit layers: |a| < 2^31, m < 2^31).
+inline int64_t requantize(int64_t a, const Multiplier& mu, int64_t z, Range r) {
+  return sat(rsh(a * mu.m, mu.n) + z, r);
+}
+// (13) for 16-bit layers: the product in 128 bits.
+inline int64_t requantize_wide(int64_t a, const Multiplier& mu, int64_t z, Range r) {
+  __int128 v = rsh128(static_cast<__int128>(a) * mu.m, mu.n);
+  if (v < r.lo - z) return r.lo;
+  if (v > r.hi - z) return r.hi;
+  return static_cast<int64_t>(v) + z;
+}
+
+}  // namespace fixpoint::fx

@@ -1,0 +1,211 @@
+// The artifact file: one file holding the whole program.
+//
+//   offset 0   8 bytes  magic "FIXPOINT"
+//          8   4 bytes  format version (little endian)
+//         12   8 bytes  payload length N
+//         20   N bytes  payload: CBOR (nlohmann::json) with tensors as binary values
+//       20+N   4 bytes  CRC-32 (IEEE) of the payload
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "fixpoint/program.h"
+
+namespace fixpoint {
+namespace {
+
+using json = nlohmann::json;
+constexpr char kMagic[8] = {'F', 'I', 'X', 'P', 'O', 'I', 'N', 'T'};
+
+uint32_t crc32(const std::string& data) {
+  static uint32_t table[256] = {0};
+  if (!table[1]) {
+    for (uint32_t i = 0; i < 256; ++i) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      table[i] = c;
+    }
+  }
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char b : data) c = table[(c ^ b) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+json tensor_json(const Tensor& t) {
+  const auto* p = static_cast<const uint8_t*>(t.raw());
+  return {{"dtype", static_cast<int>(t.dtype())}, {"shape", t.shape()},
+          {"data", json::binary(std::vector<uint8_t>(p, p + t.nbytes()))}};
+}
+
+Tensor tensor_from_json(const json& j) {
+  int dt = j.at("dtype").get<int>();
+  FP_CHECK(dtype_is_valid(dt) && dt != static_cast<int>(DType::String), "bad tensor dtype ", dt);
+  Tensor t(static_cast<DType>(dt), j.at("shape").get<Shape>());
+  const auto& bin = j.at("data").get_binary();
+  FP_CHECK(bin.size() == t.nbytes(), "tensor data has ", bin.size(), " bytes, expected ", t.nbytes());
+  if (t.nbytes()) std::memcpy(t.raw(), bin.data(), bin.size());
+  return t;
+}
+
+json value_info_json(const ValueInfo& v) {
+  json dims = json::array();
+  if (v.shape)
+    for (const Dim& d : *v.shape) dims.push_back(d.known() ? json(d.value) : json(d.symbol));
+  return {{"name", v.name}, {"dtype", static_cast<int>(v.dtype)}, {"shape", v.shape ? dims : json()}};
+}
+
+ValueInfo value_info_from_json(const json& j) {
+  ValueInfo v;
+  v.name = j.at("name").get<std::string>();
+  v.dtype = static_cast<DType>(j.at("dtype").get<int>());
+  if (!j.at("shape").is_null()) {
+    v.shape = std::vector<Dim>{};
+    for (const auto& d : j.at("shape")) v.shape->push_back(d.is_number() ? Dim::of(d.get<int64_t>()) : Dim::sym(d.get<std::string>()));
+  }
+  return v;
+}
+
+json attr_json(const Attribute& a) {
+  json j = {{"kind", static_cast<int>(a.kind)}};
+  switch (a.kind) {
+    case Attribute::Kind::Float: j["v"] = a.f; break;
+    case Attribute::Kind::Int: j["v"] = a.i; break;
+    case Attribute::Kind::String: j["v"] = a.s; break;
+    case Attribute::Kind::Tensor: j["v"] = tensor_json(a.t); break;
+    case Attribute::Kind::Floats: j["v"] = a.floats; break;
+    case Attribute::Kind::Ints: j["v"] = a.ints; break;
+    case Attribute::Kind::Strings: j["v"] = a.strings; break;
+    case Attribute::Kind::Graph: break;
+  }
+  return j;
+}
+
+Attribute attr_from_json(const json& j) {
+  Attribute a;
+  a.kind = static_cast<Attribute::Kind>(j.at("kind").get<int>());
+  switch (a.kind) {
+    case Attribute::Kind::Float: a.f = j.at("v").get<float>(); break;
+    case Attribute::Kind::Int: a.i = j.at("v").get<int64_t>(); break;
+    case Attribute::Kind::String: a.s = j.at("v").get<std::string>(); break;
+    case Attribute::Kind::Tensor: a.t = tensor_from_json(j.at("v")); break;
+    case Attribute::Kind::Floats: a.floats = j.at("v").get<std::vector<float>>(); break;
+    case Attribute::Kind::Ints: a.ints = j.at("v").get<std::vector<int64_t>>(); break;
+    case Attribute::Kind::Strings: a.strings = j.at("v").get<std::vector<std::string>>(); break;
+    case Attribute::Kind::Graph: break;
+  }
+  return a;
+}
+
+json program_json(const Program& p) {
+  json j;
+  j["source_model"] = p.source_model;
+  j["scale_mode"] = p.scale_mode;
+  j["rounding"] = p.rounding;
+  j["bits"] = p.bits;
+  for (const auto& v : p.inputs) j["inputs"].push_back(value_info_json(v));
+  for (const auto& v : p.outputs) j["outputs"].push_back(value_info_json(v));
+  j["float_constants"] = json::object();
+  for (const auto& [k, t] : p.float_constants) j["float_constants"][k] = tensor_json(t);
+  j["tensors"] = json::object();
+  for (const auto& [k, q] : p.tensors)
+    j["tensors"][k] = {{"type", static_cast<int>(q.type)}, {"scale", q.scale}, {"zero_point", q.zero_point}};
+  j["ops"] = json::array();
+  for (const auto& op : p.ops) {
+    json o = {{"kind", op.kind}, {"bits", op.bits}, {"fused", op.fused}, {"reason", op.reason},
+              {"name", op.node.name}, {"op_type", op.node.op_type}, {"domain", op.node.domain},
+              {"opset", op.node.opset}, {"inputs", op.node.inputs}, {"outputs", op.node.outputs}};
+    o["attrs"] = json::object();
+    for (const auto& [k, a] : op.node.attrs) o["attrs"][k] = attr_json(a);
+    o["consts"] = json::object();
+    for (const auto& [k, t] : op.consts) o["consts"][k] = tensor_json(t);
+    o["ints"] = op.ints;
+    j["ops"].push_back(o);
+  }
+  return j;
+}
+
+Program program_from_json(const json& j) {
+  Program p;
+  p.source_model = j.at("source_model").get<std::string>();
+  p.scale_mode = j.at("scale_mode").get<std::string>();
+  p.rounding = j.at("rounding").get<std::string>();
+  FP_CHECK(p.rounding == "half_up", "unknown rounding mode '", p.rounding, "'");
+  p.bits = j.at("bits").get<int>();
+  for (const auto& v : j.at("inputs")) p.inputs.push_back(value_info_from_json(v));
+  for (const auto& v : j.at("outputs")) p.outputs.push_back(value_info_from_json(v));
+  for (const auto& [k, t] : j.at("float_constants").items()) p.float_constants[k] = tensor_from_json(t);
+  for (const auto& [k, q] : j.at("tensors").items())
+    p.tensors[k] = QParams{static_cast<DType>(q.at("type").get<int>()), q.at("scale").get<double>(),
+                           q.at("zero_point").get<int64_t>()};
+  for (const auto& o : j.at("ops")) {
+    QOp op;
+    op.kind = o.at("kind").get<std::string>();
+    op.bits = o.at("bits").get<int>();
+    op.fused = o.at("fused").get<std::vector<std::string>>();
+    op.reason = o.at("reason").get<std::string>();
+    op.node.name = o.at("name").get<std::string>();
+    op.node.op_type = o.at("op_type").get<std::string>();
+    op.node.domain = o.at("domain").get<std::string>();
+    op.node.opset = o.at("opset").get<int>();
+    op.node.inputs = o.at("inputs").get<std::vector<std::string>>();
+    op.node.outputs = o.at("outputs").get<std::vector<std::string>>();
+    for (const auto& [k, a] : o.at("attrs").items()) op.node.attrs[k] = attr_from_json(a);
+    for (const auto& [k, t] : o.at("consts").items()) op.consts[k] = tensor_from_json(t);
+    op.ints = o.at("ints").get<std::map<std::string, int64_t>>();
+    p.ops.push_back(std::move(op));
+  }
+  return p;
+}
+
+void put_le(std::string& s, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
+}
+uint64_t get_le(const std::string& s, size_t at, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(s[at + i])) << (8 * i);
+  return v;
+}
+
+}  // namespace
+
+void save_program(const Program& p, const std::string& path) {
+  std::vector<uint8_t> cbor = json::to_cbor(program_json(p));
+  std::string payload(cbor.begin(), cbor.end());
+  std::string out(kMagic, 8);
+  put_le(out, Program::kFormatVersion, 4);
+  put_le(out, payload.size(), 8);
+  out += payload;
+  put_le(out, crc32(payload), 4);
+  std::ofstream f(path, std::ios::binary);
+  FP_CHECK(f.good(), "'", path, "': cannot open for writing");
+  f.write(out.data(), static_cast<std::streamsize>(out.size()));
+  FP_CHECK(f.good(), "'", path, "': write failed");
+}
+
+Program load_program(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  FP_CHECK(f.good(), "artifact '", path, "': cannot open file");
+  std::ostringstream os;
+  os << f.rdbuf();
+  std::string b = os.str();
+  FP_CHECK(b.size() >= 24 && b.compare(0, 8, std::string(kMagic, 8)) == 0, "artifact '", path,
+           "': not a fixpoint program (bad magic)");
+  uint64_t version = get_le(b, 8, 4);
+  FP_CHECK(version == Program::kFormatVersion, "artifact '", path, "': format version ", version,
+           " is not supported (this fixpoint reads version ", Program::kFormatVersion, "; recompile the model)");
+  uint64_t n = get_le(b, 12, 8);
+  FP_CHECK(n <= b.size() && b.size() == 20 + n + 4, "artifact '", path, "': truncated or has trailing bytes (",
+           b.size(), " bytes, header says ", 20 + n + 4, ")");
+  std::string payload = b.substr(20, n);
+  FP_CHECK(crc32(payload) == get_le(b, 20 + n, 4), "artifact '", path, "': checksum mismatch (file is corrupted)");
+  try {
+    return program_from_json(json::from_cbor(payload));
+  } catch (const json::exception& e) {
+    fail("artifact '", path, "': malformed payload (", e.what(), ")");
+  } catch (const Error& e) {
+    fail("artifact '", path, "': ", e.what());
+  }
+}
+
+}  // namespace fixpoint
