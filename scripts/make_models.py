@@ -12,6 +12,7 @@ Models:
   mlp_batch5     a Gemm-only MLP (4 features -> 5 classes) exported with a static batch of 5,
                  like the seed thread's classifier; mlp_dynamic is the same weights with a
                  dynamic batch; mlp_input.npy holds 5 rows
+  seed_qat       the seed thread's QAT experiment: Clip(0,1) -> pass-through Conv -> Clip(0,4)
   shape_ops      a graph whose Reshape target is computed by Shape/Gather/Unsqueeze/Concat,
                  with Resize, Pad, Split, Transpose, Slice: exercises constant folding
 """
@@ -152,12 +153,29 @@ def shape_ops():
     return m, {"shape_ops_input.npy": inp}
 
 
+def seed_qat():
+    """The seed thread's experiment: 1x1x5x5 input -> Clip(0, 1) -> Conv with two identical 3x3
+    kernels that pass the input through (centre tap 1) -> Clip(0, 4)."""
+    b = Builder(5)
+    lo, hi1, hi4 = (b.const(np.array(v, np.float32), "c") for v in (0.0, 1.0, 4.0))
+    x = b.node("Clip", ["x", lo, hi1])
+    w = np.zeros((2, 1, 3, 3), np.float32)
+    w[:, 0, 1, 1] = 1.0
+    x = b.node("Conv", [x, b.const(w), b.const(np.zeros(2, np.float32), "b")], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    b.node("Clip", [x, lo, hi4])
+    b.nodes[-1].output[0] = "y"
+    m = b.model("seed_qat", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 5, 5])],
+                [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2, 5, 5])])
+    return m, {"seed_qat_input.npy": np.full((1, 1, 5, 5), 0.8, np.float32)}
+
+
 MODELS = {
     "tiny_cnn": tiny_cnn,
     "resnet18": resnet18,
     "mlp_batch5": lambda: mlp(5),
     "mlp_dynamic": lambda: mlp("batch"),
     "shape_ops": shape_ops,
+    "seed_qat": seed_qat,
 }
 
 

@@ -1,10 +1,13 @@
-// fixpoint run MODEL.onnx --input NAME=FILE.npy ... --output-dir DIR
+// fixpoint run MODEL.onnx|DIR --input NAME=FILE.npy ... --output-dir DIR [--raw]
+// MODEL.onnx runs the float reference; DIR (from `fixpoint compile`) runs DIR/model.fxp.
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "cli_common.h"
 #include "fixpoint/model.h"
 #include "fixpoint/npy.h"
+#include "fixpoint/program_runner.h"
 #include "fixpoint/runtime.h"
 
 namespace fixpoint::cli {
@@ -14,11 +17,45 @@ struct RunArgs {
   std::string model;
   std::vector<std::string> inputs, shapes;
   std::string output_dir;
-  bool verbose = false, quiet = false;
+  bool verbose = false, quiet = false, raw = false;
 };
 
+void write_outputs(const RunArgs& a, const std::map<std::string, Tensor>& outputs, const std::string& suffix) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(a.output_dir, ec);
+  FP_CHECK(!ec, "--output-dir '", a.output_dir, "': ", ec.message());
+  for (const auto& [name, t] : outputs) {
+    std::string path = (fs::path(a.output_dir) / (sanitize_name(name) + suffix + ".npy")).string();
+    save_npy(path, t);
+    if (!a.quiet) std::cout << name << suffix << ": " << summarize(t) << "\n  -> " << path << "\n";
+  }
+}
+
+void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
+  namespace fs = std::filesystem;
+  ProgramRunner runner(load_program((fs::path(a.model) / "model.fxp").string()));
+  if (inputs.count("")) {
+    FP_CHECK(runner.program().inputs.size() == 1, "--input without a NAME= is only allowed for a model with one input");
+    inputs[runner.program().inputs[0].name] = inputs[""];
+    inputs.erase("");
+  }
+  ProgramOutputs out = runner.run(inputs);
+  write_outputs(a, out.values, "");
+  if (a.raw) {
+    write_outputs(a, out.codes, ".codes");
+    std::ofstream scales(fs::path(a.output_dir) / "scales.txt");
+    for (const auto& [name, t] : out.codes) {
+      const QParams& q = runner.program().tensors.at(name);
+      scales << name << " " << dtype_name(q.type) << " scale " << q.scale << " zero_point " << q.zero_point << "\n";
+    }
+  }
+}
+
 void run_run(const RunArgs& a) {
+  namespace fs = std::filesystem;
   std::map<std::string, Tensor> inputs = load_input_options(a.inputs);
+  if (fs::is_directory(a.model)) return run_program(a, inputs);
   PipelineOptions po;
   po.verbose = a.verbose;
   po.shapes = parse_shape_options(a.shapes);
@@ -36,15 +73,7 @@ void run_run(const RunArgs& a) {
     Executor ex(load_model(a.model, po));
     outputs = ex.run(inputs);
   }
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::create_directories(a.output_dir, ec);
-  FP_CHECK(!ec, "--output-dir '", a.output_dir, "': ", ec.message());
-  for (const auto& [name, t] : outputs) {
-    std::string path = (fs::path(a.output_dir) / (sanitize_name(name) + ".npy")).string();
-    save_npy(path, t);
-    if (!a.quiet) std::cout << name << ": " << summarize(t) << "\n  -> " << path << "\n";
-  }
+  write_outputs(a, outputs, "");
 }
 
 }  // namespace
@@ -52,12 +81,13 @@ void run_run(const RunArgs& a) {
 void add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   CLI::App* c = app.add_subcommand("run", "Run a model on .npy inputs and write every output as DIR/<name>.npy");
-  c->add_option("model", a->model, "ONNX model file")->required();
+  c->add_option("model", a->model, "ONNX model file, or a folder made by `fixpoint compile`")->required();
   c->add_option("-i,--input", a->inputs, "NAME=FILE.npy for each model input (repeatable)")->required();
   c->add_option("-o,--output-dir", a->output_dir, "Folder for the outputs (created if missing)")->required();
   c->add_option("--shape", a->shapes, "Bind an input's shape instead of taking it from the input file");
   c->add_flag("-v,--verbose", a->verbose, "Log what each graph pass changed");
   c->add_flag("-q,--quiet", a->quiet, "Do not print output summaries");
+  c->add_flag("--raw", a->raw, "Compiled programs: also write the integer codes (<name>.codes.npy) and scales.txt");
   c->callback([a] { run_run(*a); });
 }
 

@@ -30,6 +30,9 @@ std::unique_ptr<Pass> make_constant_folding();
 // Removes nodes whose outputs nobody reads and initializers nobody uses.
 std::unique_ptr<Pass> make_dead_node_elimination();
 
+// Folds an inference BatchNormalization into the Conv that feeds it (weights and bias).
+std::unique_ptr<Pass> make_fuse_conv_batchnorm();
+
 class PassManager {
  public:
   void add(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p)); }

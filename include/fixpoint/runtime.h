@@ -55,6 +55,10 @@ class KernelRegistry {
 // Runs one node with the reference kernels (used by constant folding and tests).
 std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& inputs);
 
+// Checks the given inputs against a model's declared inputs: unknown or missing names, dtypes,
+// ranks, fixed dims, and symbolic dims bound consistently across inputs. Throws naming the input.
+void check_inputs(const std::vector<ValueInfo>& declared, const std::map<std::string, Tensor>& inputs);
+
 struct RunOptions {
   // Called after each node with its outputs (tracing, debugging). Must not modify them.
   std::function<void(const Node&, const std::vector<Tensor>&)> on_node;

@@ -119,35 +119,36 @@ static void check_input(const ValueInfo& vi, const Tensor& t) {
   }
 }
 
-std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>& inputs, const RunOptions& opts) {
-  std::map<std::string, Tensor> values;
+void check_inputs(const std::vector<ValueInfo>& declared, const std::map<std::string, Tensor>& inputs) {
   for (const auto& [name, t] : inputs) {
-    bool known = std::any_of(graph_.inputs.begin(), graph_.inputs.end(), [&](const ValueInfo& v) { return v.name == name; });
+    bool known = std::any_of(declared.begin(), declared.end(), [&](const ValueInfo& v) { return v.name == name; });
     if (!known) {
       std::string names;
-      for (const auto& v : graph_.inputs) names += (names.empty() ? "'" : ", '") + v.name + "'";
+      for (const auto& v : declared) names += (names.empty() ? "'" : ", '") + v.name + "'";
       fail("input '", name, "' is not an input of the model (its inputs: ", names, ")");
     }
   }
-  for (const auto& vi : graph_.inputs) {
+  std::map<std::string, int64_t> symbols;  // symbolic dims must bind consistently
+  for (const auto& vi : declared) {
     auto it = inputs.find(vi.name);
     FP_CHECK(it != inputs.end(), "missing input '", vi.name, "' (", dtype_name(vi.dtype), "[", vi.shape_text(), "])");
     check_input(vi, it->second);
-    values[vi.name] = it->second;
-  }
-  // Symbolic dims must bind consistently across inputs (e.g. the same "batch" everywhere).
-  std::map<std::string, int64_t> symbols;
-  for (const auto& vi : graph_.inputs) {
     if (!vi.shape) continue;
-    const Shape& s = values[vi.name].shape();
+    const Shape& s = it->second.shape();
     for (size_t i = 0; i < vi.shape->size(); ++i) {
       const Dim& d = (*vi.shape)[i];
       if (d.known() || d.symbol.empty()) continue;
-      auto [it, fresh] = symbols.emplace(d.symbol, s[i]);
-      FP_CHECK(fresh || it->second == s[i], "input '", vi.name, "': dimension '", d.symbol, "' is ", s[i],
-               " here but ", it->second, " in another input");
+      auto [sit, fresh] = symbols.emplace(d.symbol, s[i]);
+      FP_CHECK(fresh || sit->second == s[i], "input '", vi.name, "': dimension '", d.symbol, "' is ", s[i],
+               " here but ", sit->second, " in another input");
     }
   }
+}
+
+std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>& inputs, const RunOptions& opts) {
+  check_inputs(graph_.inputs, inputs);
+  std::map<std::string, Tensor> values;
+  for (const auto& vi : graph_.inputs) values[vi.name] = inputs.at(vi.name);
   for (const auto& [name, t] : graph_.initializers) values[name] = t;
   std::map<std::string, int> remaining = uses_;
   std::vector<const Tensor*> ins;

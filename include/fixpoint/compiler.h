@@ -1,0 +1,50 @@
+// fixpoint: ONNX model + calibration data -> fixed-point Program (docs/arithmetic.md).
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fixpoint/model.h"
+#include "fixpoint/program.h"
+
+namespace fixpoint {
+
+struct CompileOptions {
+  int bits = 8;                        // 8, 16, or 32 (float reference, no calibration)
+  std::string scale_mode = "float";    // "float" or "pow2"
+  bool qat = false;                    // take Clip/Relu6 ranges as quantization ranges
+  std::string calib_method = "minmax";
+  std::vector<std::string> bits16;     // layers with 16-bit activations and weights
+  std::vector<std::string> params16;   // layers with 16-bit weights only
+  ShapeBindings shapes;
+  std::function<void(const std::string&)> progress;  // progress lines (may be empty)
+};
+
+// Calibration samples, one map (input name -> tensor) at a time: statistics stream, memory does
+// not grow with the number of samples.
+class CalibrationSource {
+ public:
+  virtual ~CalibrationSource() = default;
+  virtual size_t size() const = 0;
+  virtual std::map<std::string, Tensor> sample(size_t i) const = 0;
+};
+
+// Samples stacked on a new leading axis of one .npy per input ([N, ...input shape]), or folders
+// holding one .npy per sample. `specs` are "NAME=FILE.npy" or "NAME=DIR".
+std::unique_ptr<CalibrationSource> open_calibration(const std::vector<std::string>& specs);
+
+struct CompileResult {
+  Program program;
+  nlohmann::json report;  // compile_report.json
+  std::string report_text;
+};
+
+CompileResult compile_model(const std::string& model_path, const CompileOptions& opts, const CalibrationSource* calib);
+
+// Does `name` (node name, output tensor name, glob, or "op:TYPE") select `node`?
+bool layer_matches(const std::string& pattern, const Node& node);
+
+}  // namespace fixpoint

@@ -1,0 +1,124 @@
+// Integer Conv and MatMul/Gemm, docs/arithmetic.md (14)-(15): a[c] = q_b[c] + sum (q_x - z_x) q_w,
+// accumulated in int32 (8-bit layers) or int64 ("wide"), then RQ per output channel (13).
+#include "../common.h"
+#include "integer_kernels.h"
+
+namespace fixpoint::qref {
+namespace {
+
+int64_t requant(int64_t a, int64_t m, int64_t n, bool wide, int64_t z, fx::Range r) {
+  fx::Multiplier mu{m, static_cast<int>(n)};
+  return wide ? fx::requantize_wide(a, mu, z, r) : fx::requantize(a, mu, z, r);
+}
+
+template <typename Acc>
+void conv_impl(QContext& c) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  const Tensor& w = op.consts.at("weight");
+  const int64_t* bias = op.consts.at("bias").data<int64_t>();
+  const int64_t* mult = op.consts.at("mult").data<int64_t>();
+  const int64_t* shift = op.consts.at("shift").data<int64_t>();
+  const Node& n = op.node;
+  int64_t group = n.attr_int("group", 1), N = x.dim(0), C = x.dim(1), M = w.dim(0);
+  FP_CHECK(x.rank() >= 3 && x.rank() <= 5 && w.rank() == x.rank(), n.label(), ": input ", shape_str(x.shape()),
+           " does not fit weights ", shape_str(w.shape()));
+  FP_CHECK(C % group == 0 && w.dim(1) == C / group, n.label(), ": input channels ", C, " do not fit weights");
+  ref::Window win = ref::sliding_window(n, x.shape(), Shape(w.shape().begin() + 2, w.shape().end()), false);
+  auto pad3 = [](Shape v, int64_t fill) { while (v.size() < 3) v.insert(v.begin(), fill); return v; };
+  Shape in = pad3(win.in, 1), out = pad3(win.out, 1), k = pad3(win.kernel, 1), s = pad3(win.stride, 1),
+        d = pad3(win.dilation, 1), p = pad3(win.pad_begin, 0);
+  Shape ys = {N, M};
+  ys.insert(ys.end(), win.out.begin(), win.out.end());
+  Tensor& y = c.output(0, ys);
+  std::vector<int64_t> xq = load_codes(x, c.in_q[0].zero_point);
+  const int16_t* pw = w.data<int16_t>();
+  int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2], ks = k[0] * k[1] * k[2];
+  int64_t cg = C / group, mg = M / group;
+  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  int64_t zy = c.out_q[0].zero_point;
+  bool wide = op.ints.at("wide") != 0;
+  std::vector<Acc> acc(out_plane);
+  std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
+  for (int64_t b = 0; b < N; ++b)
+    for (int64_t m = 0; m < M; ++m) {
+      std::fill(acc.begin(), acc.end(), static_cast<Acc>(bias[m]));
+      int64_t g = m / mg;
+      for (int64_t ci = 0; ci < cg; ++ci) {
+        const int64_t* xp = xq.data() + (b * C + g * cg + ci) * in_plane;
+        const int16_t* wp = pw + (m * cg + ci) * ks;
+        for (int64_t kd = 0; kd < k[0]; ++kd)
+          for (int64_t kh = 0; kh < k[1]; ++kh)
+            for (int64_t kw = 0; kw < k[2]; ++kw) {
+              Acc wv = wp[(kd * k[1] + kh) * k[2] + kw];
+              if (wv == 0) continue;
+              for (int64_t od = 0; od < out[0]; ++od) {
+                int64_t id = od * s[0] - p[0] + kd * d[0];
+                if (id < 0 || id >= in[0]) continue;
+                for (int64_t oh = 0; oh < out[1]; ++oh) {
+                  int64_t ih = oh * s[1] - p[1] + kh * d[1];
+                  if (ih < 0 || ih >= in[1]) continue;
+                  Acc* arow = &acc[(od * out[1] + oh) * out[2]];
+                  const int64_t* xrow = xp + (id * in[1] + ih) * in[2];
+                  for (int64_t ow = 0; ow < out[2]; ++ow) {
+                    int64_t iw = ow * s[2] - p[2] + kw * d[2];
+                    if (iw >= 0 && iw < in[2]) arow[ow] += wv * static_cast<Acc>(xrow[iw]);
+                  }
+                }
+              }
+            }
+      }
+      int64_t* yp = yq.data() + (b * M + m) * out_plane;
+      for (int64_t i = 0; i < out_plane; ++i) yp[i] = requant(acc[i], mult[m], shift[m], wide, zy, r);
+    }
+  store_codes(y, yq);
+}
+
+void k_conv(QContext& c) {
+  if (c.op.ints.at("wide")) conv_impl<int64_t>(c);
+  else conv_impl<int32_t>(c);
+}
+
+// Gemm (A: M x K) and MatMul (A: ... x K) against prepared W[N][K].
+template <typename Acc>
+void matmul_impl(QContext& c) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  const Tensor& w = op.consts.at("weight");
+  int64_t N = w.dim(0), K = w.dim(1);
+  FP_CHECK(x.rank() >= 1 && x.dim(-1) == K, op.node.label(), ": input ", shape_str(x.shape()), " does not have ", K,
+           " columns");
+  Shape ys = x.shape();
+  ys.back() = N;
+  Tensor& y = c.output(0, ys);
+  std::vector<int64_t> xq = load_codes(x, c.in_q[0].zero_point);
+  const int16_t* pw = w.data<int16_t>();
+  const int64_t* bias = op.consts.at("bias").data<int64_t>();
+  const int64_t* mult = op.consts.at("mult").data<int64_t>();
+  const int64_t* shift = op.consts.at("shift").data<int64_t>();
+  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  int64_t zy = c.out_q[0].zero_point, rows = x.numel() / std::max<int64_t>(K, 1);
+  bool wide = op.ints.at("wide") != 0;
+  std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      Acc a = static_cast<Acc>(bias[j]);
+      for (int64_t k = 0; k < K; ++k) a += static_cast<Acc>(xq[i * K + k]) * pw[j * K + k];
+      yq[i * N + j] = requant(a, mult[j], shift[j], wide, zy, r);
+    }
+  store_codes(y, yq);
+}
+
+void k_matmul(QContext& c) {
+  if (c.op.ints.at("wide")) matmul_impl<int64_t>(c);
+  else matmul_impl<int32_t>(c);
+}
+
+}  // namespace
+
+void register_conv_kernels(std::map<std::string, QKernelFn>& r) {
+  r["conv"] = k_conv;
+  r["matmul"] = k_matmul;
+}
+
+}  // namespace fixpoint::qref

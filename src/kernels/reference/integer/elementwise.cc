@@ -1,0 +1,179 @@
+// Integer Add/Sub (16)-(17), Mul (18), Concat (§5.4), pools (§5.5-5.6), tables (20).
+#include "../common.h"
+#include "integer_kernels.h"
+
+namespace fixpoint::qref {
+namespace {
+
+void k_addsub(QContext& c) {
+  const QOp& op = c.op;
+  const Tensor &a = *c.in[0], &b = *c.in[1];
+  Shape ys = ref::broadcast(a.shape(), b.shape(), op.node);
+  Tensor& y = c.output(0, ys);
+  std::vector<int64_t> qa = load_codes(a, c.in_q[0].zero_point), qb = load_codes(b, c.in_q[1].zero_point);
+  __int128 A = op.ints.at("A"), B = op.ints.at("B") * op.ints.at("sign");
+  int L = static_cast<int>(op.ints.at("L"));
+  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  int64_t zy = c.out_q[0].zero_point;
+  std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
+  ref::for_each_broadcast<2>(ys, {a.shape(), b.shape()}, [&](int64_t o, const std::array<int64_t, 2>& off) {
+    __int128 v = fx::rsh128(qa[off[0]] * A + qb[off[1]] * B, L);
+    yq[o] = v < r.lo - zy ? r.lo : (v > r.hi - zy ? r.hi : static_cast<int64_t>(v) + zy);
+  });
+  store_codes(y, yq);
+}
+
+void k_mul(QContext& c) {
+  const QOp& op = c.op;
+  const Tensor &a = *c.in[0], &b = *c.in[1];
+  Shape ys = ref::broadcast(a.shape(), b.shape(), op.node);
+  Tensor& y = c.output(0, ys);
+  std::vector<int64_t> qa = load_codes(a, c.in_q[0].zero_point), qb = load_codes(b, c.in_q[1].zero_point);
+  fx::Multiplier mu{op.ints.at("m"), static_cast<int>(op.ints.at("n"))};
+  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  int64_t zy = c.out_q[0].zero_point;
+  bool wide = op.ints.at("wide") != 0;
+  std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
+  ref::for_each_broadcast<2>(ys, {a.shape(), b.shape()}, [&](int64_t o, const std::array<int64_t, 2>& off) {
+    int64_t p = qa[off[0]] * qb[off[1]];
+    yq[o] = wide ? fx::requantize_wide(p, mu, zy, r) : fx::requantize(p, mu, zy, r);
+  });
+  store_codes(y, yq);
+}
+
+void k_concat(QContext& c) {
+  const QOp& op = c.op;
+  const Tensor& x0 = *c.in[0];
+  int64_t axis = ref::norm_axis(op.node.attr_int("axis", 0), x0.rank(), op.node);
+  Shape ys = x0.shape();
+  ys[axis] = 0;
+  for (const Tensor* t : c.in) {
+    FP_CHECK(t->rank() == x0.rank(), op.node.label(), ": inputs differ in rank");
+    ys[axis] += t->dim(axis);
+  }
+  Tensor& y = c.output(0, ys);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= ys[d];
+  for (int64_t d = axis + 1; d < x0.rank(); ++d) inner *= ys[d];
+  fx::Range r = fx::range_of(c.out_q[0].type);
+  int64_t zy = c.out_q[0].zero_point, at = 0, orow = ys[axis] * inner;
+  std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
+  for (size_t k = 0; k < c.in.size(); ++k) {
+    std::vector<int64_t> q = load_codes(*c.in[k], c.in_q[k].zero_point);
+    fx::Multiplier mu{op.consts.at("mult").data<int64_t>()[k], static_cast<int>(op.consts.at("shift").data<int64_t>()[k])};
+    int64_t row = c.in[k]->dim(axis) * inner;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < row; ++j) yq[o * orow + at + j] = fx::requantize(q[o * row + j], mu, zy, r);
+    at += row;
+  }
+  store_codes(y, yq);
+}
+
+// AveragePool / GlobalAveragePool (19): sum of (q - z) over the window, RQ with M = s_x / (s_y * count).
+void k_avgpool(QContext& c) {
+  const QOp& op = c.op;
+  const Node& n = op.node;
+  const Tensor& x = *c.in[0];
+  bool global = n.op_type == "GlobalAveragePool";
+  FP_CHECK(x.rank() >= 3 && x.rank() <= 5, n.label(), ": input must be 3-D to 5-D");
+  Node wn = n;
+  if (global) {
+    wn.attrs.clear();
+    Attribute ks;
+    ks.kind = Attribute::Kind::Ints;
+    ks.ints.assign(x.shape().begin() + 2, x.shape().end());
+    wn.attrs["kernel_shape"] = ks;
+  }
+  ref::Window w = ref::sliding_window(wn, x.shape(), {}, true);
+  while (w.in.size() < 3) {
+    for (Shape* v : {&w.in, &w.out, &w.kernel, &w.stride, &w.dilation}) v->insert(v->begin(), 1);
+    w.pad_begin.insert(w.pad_begin.begin(), 0);
+    w.pad_end.insert(w.pad_end.begin(), 0);
+  }
+  bool include_pad = wn.attr_int("count_include_pad", 0) != 0;
+  Shape ys = {x.dim(0), x.dim(1)};
+  for (size_t i = 3 - (x.rank() - 2); i < 3; ++i) ys.push_back(w.out[i]);
+  Tensor& y = c.output(0, ys);
+  std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
+  double ratio = c.in_q[0].scale / c.out_q[0].scale;
+  fx::Range r = fx::range_of(c.out_q[0].type);
+  int64_t zy = c.out_q[0].zero_point;
+  std::map<int64_t, fx::Multiplier> by_count;
+  int64_t in_plane = w.in[0] * w.in[1] * w.in[2], out_plane = w.out[0] * w.out[1] * w.out[2];
+  std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
+  for (int64_t nc = 0; nc < x.dim(0) * x.dim(1); ++nc)
+    for (int64_t od = 0; od < w.out[0]; ++od)
+      for (int64_t oh = 0; oh < w.out[1]; ++oh)
+        for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+          int64_t sum = 0, count = 0, padded = 1;
+          const int64_t o3[3] = {od, oh, ow};
+          for (int a = 0; a < 3; ++a) {
+            int64_t cells = 0, start = o3[a] * w.stride[a] - w.pad_begin[a];
+            for (int64_t kk = 0; kk < w.kernel[a]; ++kk) {
+              int64_t pos = start + kk * w.dilation[a];
+              if (pos >= -w.pad_begin[a] && pos < w.in[a] + w.pad_end[a]) ++cells;
+            }
+            padded *= cells;
+          }
+          for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
+            int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+            if (id < 0 || id >= w.in[0]) continue;
+            for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+              int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+              if (ih < 0 || ih >= w.in[1]) continue;
+              for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+                int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
+                if (iw < 0 || iw >= w.in[2]) continue;
+                sum += q[nc * in_plane + (id * w.in[1] + ih) * w.in[2] + iw];
+                ++count;
+              }
+            }
+          }
+          int64_t div = include_pad ? padded : count;
+          int64_t o = nc * out_plane + (od * w.out[1] + oh) * w.out[2] + ow;
+          if (div == 0) {
+            yq[o] = zy;
+            continue;
+          }
+          auto it = by_count.find(div);
+          if (it == by_count.end()) it = by_count.emplace(div, fx::make_multiplier(ratio / static_cast<double>(div), false)).first;
+          yq[o] = fx::requantize(sum, it->second, zy, r);
+        }
+  store_codes(y, yq);
+}
+
+void k_globalmaxpool(QContext& c) {
+  const Tensor& x = *c.in[0];
+  FP_CHECK(x.rank() >= 2, c.op.node.label(), ": input must be N x C x ...");
+  Shape ys = {x.dim(0), x.dim(1)};
+  for (int64_t i = 2; i < x.rank(); ++i) ys.push_back(1);
+  Tensor& y = c.output(0, ys);
+  std::vector<int64_t> q = load_codes(x, 0);
+  int64_t planes = x.dim(0) * x.dim(1), plane = planes ? x.numel() / planes : 0;
+  std::vector<int64_t> yq(static_cast<size_t>(planes));
+  for (int64_t p = 0; p < planes; ++p) yq[p] = plane ? *std::max_element(q.begin() + p * plane, q.begin() + (p + 1) * plane) : 0;
+  store_codes(y, yq);
+}
+
+// (20): q_y = TAB[q_x - q_min(T_x)].
+void k_lut(QContext& c) {
+  const Tensor& x = *c.in[0];
+  Tensor& y = c.output(0, x.shape());
+  const Tensor& tab = c.op.consts.at("table");
+  std::vector<int64_t> q = load_codes(x, c.op.ints.at("in_lo"));
+  for (auto& v : q) v = tab.data<int32_t>()[v];
+  store_codes(y, q);
+}
+
+}  // namespace
+
+void register_elementwise_kernels(std::map<std::string, QKernelFn>& r) {
+  r["addsub"] = k_addsub;
+  r["mul"] = k_mul;
+  r["concat"] = k_concat;
+  r["avgpool"] = k_avgpool;
+  r["globalmaxpool"] = k_globalmaxpool;
+  r["lut"] = k_lut;
+}
+
+}  // namespace fixpoint::qref

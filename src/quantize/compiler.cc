@@ -1,0 +1,687 @@
+// The fixed-point compiler: calibrate, choose widths and scales, fuse activations, and prepare
+// every integer op's constants (docs/arithmetic.md §2-§5). Ops without an integer kernel stay
+// float ("float" kind, CPU fallback) and are listed in the report.
+#include "fixpoint/compiler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fnmatch.h>
+#include <set>
+#include <sstream>
+
+#include "fixpoint/fixedpoint.h"
+#include "fixpoint/passes.h"
+#include "fixpoint/runtime.h"
+
+namespace fixpoint {
+namespace {
+
+using json = nlohmann::json;
+
+const std::set<std::string> kMoveOps = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice",
+                                        "Split", "Gather", "DepthToSpace", "SpaceToDepth", "Identity", "Dropout",
+                                        "MaxPool", "Expand", "Tile"};
+const std::set<std::string> kLutOps = {"Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Exp", "Erf", "Softplus",
+                                       "LeakyRelu", "Elu", "Relu", "Clip", "Abs", "Neg", "Sqrt", "Reciprocal"};
+const std::set<std::string> kNonNegativeOps = {"Relu", "Sigmoid", "HardSigmoid", "Softmax", "Abs", "Exp", "Sqrt"};
+
+struct Stats {
+  double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
+  void add(const Tensor& t) {
+    if (!dtype_is_float(t.dtype())) return;
+    const float* p = t.dtype() == DType::Float32 ? t.data<float>() : nullptr;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      double v = p ? p[i] : t.get_f64(i);
+      if (!std::isfinite(v)) continue;
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+  }
+  bool seen() const { return lo <= hi; }
+  double absmax() const { return seen() ? std::max(std::abs(lo), std::abs(hi)) : 0.0; }
+};
+
+DType code_type(int bits, bool non_negative) {
+  if (bits == 16) return non_negative ? DType::UInt16 : DType::Int16;
+  return non_negative ? DType::UInt8 : DType::Int8;
+}
+
+// docs/arithmetic.md (7), (8)
+double activation_scale(double hi, DType t, bool pow2) {
+  fx::Range r = fx::range_of(t);
+  if (!(hi > 0)) return pow2 ? 1.0 : 1.0;
+  if (pow2) {
+    int n_t = static_cast<int>(dtype_size(t) * 8) - (r.lo < 0 ? 1 : 0);
+    return std::ldexp(1.0, static_cast<int>(std::ceil(std::log2(hi))) - n_t);
+  }
+  return hi / static_cast<double>(r.hi);
+}
+
+// docs/arithmetic.md (9)
+double weight_scale(double absmax, DType t, bool pow2) {
+  double qmax = static_cast<double>(fx::range_of(t).hi);
+  if (!(absmax > 0)) return 1.0;
+  if (pow2) return std::ldexp(1.0, -static_cast<int>(std::floor(std::log2(qmax / absmax))));
+  return absmax / qmax;
+}
+
+const Node* single_consumer(const Graph& g, const std::string& t) {
+  const Node* found = nullptr;
+  int n = 0;
+  for (const auto& node : g.nodes)
+    for (const auto& in : node.inputs)
+      if (in == t) {
+        found = &node;
+        ++n;
+      }
+  return n == 1 ? found : nullptr;
+}
+
+// Clip bounds from attributes (opset < 11) or constant inputs; false when not constant.
+bool clip_bounds(const Graph& g, const Node& n, double* lo, double* hi) {
+  *lo = -std::numeric_limits<double>::infinity();
+  *hi = std::numeric_limits<double>::infinity();
+  if (n.op_type == "Relu") {
+    *lo = 0;
+    return true;
+  }
+  if (n.op_type != "Clip") return false;
+  if (n.opset < 11) {
+    if (n.has_attr("min")) *lo = n.attr_float("min", 0);
+    if (n.has_attr("max")) *hi = n.attr_float("max", 0);
+    return true;
+  }
+  for (size_t k : {1, 2}) {
+    if (k >= n.inputs.size() || n.inputs[k].empty()) continue;
+    auto it = g.initializers.find(n.inputs[k]);
+    if (it == g.initializers.end()) return false;
+    (k == 1 ? *lo : *hi) = it->second.get_f64(0);
+  }
+  return true;
+}
+
+class Compiler {
+ public:
+  Compiler(const CompileOptions& o) : opts_(o), pow2_(o.scale_mode == "pow2") {}
+
+  CompileResult run(const std::string& path, const CalibrationSource* calib) {
+    FP_CHECK(opts_.bits == 8 || opts_.bits == 16 || opts_.bits == 32, "--bits must be 8, 16 or 32, got ", opts_.bits);
+    FP_CHECK(opts_.scale_mode == "float" || opts_.scale_mode == "pow2", "--scale-mode must be float or pow2, got '",
+             opts_.scale_mode, "'");
+    FP_CHECK(opts_.calib_method == "minmax", "--calib-method '", opts_.calib_method,
+             "' is not implemented yet (available: minmax)");
+    PipelineOptions po;
+    po.shapes = opts_.shapes;
+    if (calib && calib->size()) {
+      // A stacked file may also be a plain batch [N, C, H, W] for a model input [1, C, H, W]:
+      // then each sample gets its batch dim of 1 back.
+      Graph probe = import_onnx_file(path, ImportOptions{{}, false});
+      for (const auto& [name, t] : calib->sample(0)) {
+        auto it = std::find_if(probe.inputs.begin(), probe.inputs.end(), [&](const ValueInfo& v) { return v.name == name; });
+        FP_CHECK(it != probe.inputs.end(), "--calib ", name, ": the model has no input named '", name, "'");
+        if (it->shape && it->shape->size() == t.shape().size() + 1) unsqueeze_.insert(name);
+      }
+      // Calibration shapes are not bound into the graph: the program keeps the model's dynamic
+      // dims (any batch size runs). --shape binds them when the model needs static shapes.
+    }
+    g_ = load_model(path, po);
+    PassManager pm;
+    pm.add(make_fuse_conv_batchnorm());
+    pm.add(make_dead_node_elimination());
+    PassLog plog = pm.run(g_);
+    for (const auto& l : plog.lines) rewrites_.push_back(l);
+
+    prog_.source_model = path;
+    prog_.scale_mode = opts_.scale_mode;
+    prog_.bits = opts_.bits;
+    prog_.inputs = g_.inputs;
+    prog_.outputs = g_.outputs;
+    for (auto& o : prog_.outputs) o.dtype = DType::Float32;
+
+    if (opts_.bits != 32) {
+      if (opts_.qat) collect_qat_ranges();
+      if (calib) calibrate(*calib);
+      else FP_CHECK(opts_.qat, "--calib is required for --bits ", opts_.bits, " (or use --qat for a QAT model)");
+    }
+    plan();
+    return finish();
+  }
+
+ private:
+  const CompileOptions& opts_;
+  bool pow2_;
+  Graph g_;
+  Program prog_;
+  std::map<std::string, Stats> stats_;
+  std::map<std::string, std::pair<double, double>> qat_ranges_;
+  std::set<std::string> nonneg_;
+  std::vector<std::string> rewrites_;
+  std::set<std::string> consumed_;  // nodes fused into an earlier op
+  std::set<std::string> unsqueeze_;  // calibration inputs given without the batch dim
+
+  void calibrate(const CalibrationSource& calib) {
+    Executor ex(g_);
+    RunOptions ro;
+    ro.on_node = [this](const Node& n, const std::vector<Tensor>& outs) {
+      for (size_t i = 0; i < outs.size(); ++i)
+        if (!n.outputs[i].empty()) stats_[n.outputs[i]].add(outs[i]);
+    };
+    for (size_t i = 0; i < calib.size(); ++i) {
+      auto sample = calib.sample(i);
+      for (auto& [name, t] : sample) {
+        if (unsqueeze_.count(name)) {
+          Shape s = t.shape();
+          s.insert(s.begin(), 1);
+          t = t.reshaped(s);
+        }
+        stats_[name].add(t);
+      }
+      ex.run(sample, ro);
+      if (opts_.progress && (i + 1 == calib.size() || (i + 1) % 10 == 0))
+        opts_.progress(cat("calibration: ", i + 1, "/", calib.size(), " samples"));
+    }
+  }
+
+  // QAT: a Clip/Relu6 range is the range of the tensor it bounds; a graph input read only by
+  // such a Clip takes its range (docs/arithmetic.md §2.3).
+  void collect_qat_ranges() {
+    for (const auto& n : g_.nodes) {
+      double lo, hi;
+      if (n.op_type != "Clip" || !clip_bounds(g_, n, &lo, &hi) || !std::isfinite(lo) || !std::isfinite(hi)) continue;
+      qat_ranges_[n.outputs[0]] = {lo, hi};
+      for (const auto& in : g_.inputs)
+        if (in.name == n.inputs[0] && single_consumer(g_, in.name) == &n) qat_ranges_[in.name] = {lo, hi};
+    }
+  }
+
+  int layer_bits(const Node& n) const {
+    for (const auto& p : opts_.bits16)
+      if (layer_matches(p, n)) return 16;
+    return opts_.bits;
+  }
+  bool params16(const Node& n) const {
+    for (const auto& p : opts_.params16)
+      if (layer_matches(p, n)) return true;
+    return layer_bits(n) == 16;
+  }
+
+  // Quantization of a float tensor produced at `bits`, from QAT range or calibration.
+  QParams activation_qparams(const std::string& t, int bits) {
+    QParams q;
+    if (opts_.bits == 32) return q;
+    double lo, hi;
+    auto r = qat_ranges_.find(t);
+    if (r != qat_ranges_.end()) {
+      lo = r->second.first;
+      hi = r->second.second;
+    } else {
+      auto s = stats_.find(t);
+      FP_CHECK(s != stats_.end() && s->second.seen(), "tensor '", t,
+               "' has no range: no calibration sample reached it", opts_.qat ? " and no Clip bounds it" : "");
+      lo = s->second.lo;
+      hi = s->second.hi;
+    }
+    bool nonneg = nonneg_.count(t) || lo >= 0;
+    q.type = code_type(bits, nonneg);
+    q.scale = activation_scale(std::max(std::abs(lo), std::abs(hi)), q.type, pow2_);
+    return q;
+  }
+
+  bool is_float_activation(const std::string& t) const {
+    const ValueInfo* vi = g_.info(t);
+    return !vi || vi->dtype == DType::Float32 || vi->dtype == DType::Undefined;
+  }
+
+  // Sets the quantization of tensor t (once).
+  void set_q(const std::string& t, QParams q) { prog_.tensors[t] = q; }
+  QParams q_of(const std::string& t) const {
+    auto it = prog_.tensors.find(t);
+    return it == prog_.tensors.end() ? QParams{} : it->second;
+  }
+
+  void plan() {
+    // Graph inputs: quantized at the default width.
+    for (const auto& in : g_.inputs) {
+      if (in.dtype != DType::Float32) continue;
+      set_q(in.name, activation_qparams(in.name, opts_.bits));
+    }
+    for (const auto& n : g_.nodes) {
+      if (consumed_.count(n.name)) continue;
+      QOp op;
+      op.node = n;
+      op.bits = opts_.bits == 32 ? 32 : layer_bits(n);
+      if (opts_.bits == 32) {
+        op.kind = "float";
+        op.reason = "float reference (--bits 32)";
+      } else {
+        choose_kind(op);
+      }
+      if (op.kind == "float") plan_float(op);
+      track_nonnegative(op);
+      prog_.ops.push_back(std::move(op));
+    }
+    for (const auto& [name, t] : g_.initializers) prog_.float_constants[name] = t;
+  }
+
+  bool all_inputs_quantized(const Node& n, size_t count) const {
+    for (size_t i = 0; i < std::min(count, n.inputs.size()); ++i)
+      if (n.inputs[i].empty() || q_of(n.inputs[i]).is_float()) return false;
+    return true;
+  }
+
+  void choose_kind(QOp& op) {
+    const Node& n = op.node;
+    const std::string& t = n.op_type;
+    if (!n.domain.empty()) return to_float(op, "op not in the default ONNX domain");
+    if ((t == "Conv" || t == "Gemm" || t == "MatMul") && prepare_matmul_like(op)) return;
+    if ((t == "Add" || t == "Sub" || t == "Mul") && prepare_binary(op)) return;
+    if (t == "Concat" && prepare_concat(op)) return;
+    if ((t == "AveragePool" || t == "GlobalAveragePool") && prepare_avgpool(op)) return;
+    if (t == "GlobalMaxPool" && all_inputs_quantized(n, 1)) {
+      op.kind = "globalmaxpool";
+      set_q(n.outputs[0], q_of(n.inputs[0]));
+      return;
+    }
+    if ((kMoveOps.count(t) || ((t == "Resize" || t == "Upsample") && n.attr_string("mode", "nearest") == "nearest") ||
+         (t == "Pad" && pad_is_movable(n))) &&
+        all_inputs_quantized(n, 1)) {
+      op.kind = "move";
+      for (const auto& o : n.outputs)
+        if (!o.empty()) set_q(o, q_of(n.inputs[0]));
+      return;
+    }
+    if (kLutOps.count(t) && prepare_lut(op)) return;
+    if (t == "Pow" && prepare_lut(op)) return;
+    if (t == "Resize" || t == "Upsample") return to_float(op, "only nearest Resize has an integer kernel yet");
+    to_float(op, cat("no integer kernel for ", t, " yet"));
+  }
+
+  bool pad_is_movable(const Node& n) const {
+    std::string mode = n.attr_string("mode", "constant");
+    if (mode != "constant") return true;
+    double v = n.opset < 11 ? n.attr_float("value", 0) : 0.0;
+    if (n.opset >= 11 && n.inputs.size() > 2 && !n.inputs[2].empty()) {
+      auto it = g_.initializers.find(n.inputs[2]);
+      if (it == g_.initializers.end()) return false;
+      v = it->second.numel() ? it->second.get_f64(0) : 0.0;
+    }
+    return v == 0.0;  // 0 pads with code z = 0
+  }
+
+  void to_float(QOp& op, const std::string& why) {
+    op.kind = "float";
+    op.reason = why;
+  }
+
+  void plan_float(QOp& op) {
+    // Outputs of a float fallback op are quantized at the op's width so integer consumers work.
+    for (const auto& o : op.node.outputs) {
+      if (o.empty()) continue;
+      if (opts_.bits == 32 || !is_float_activation(o)) {
+        set_q(o, QParams{});
+        continue;
+      }
+      auto s = stats_.find(o);
+      if ((s == stats_.end() || !s->second.seen()) && !qat_ranges_.count(o)) {
+        set_q(o, QParams{});  // never reached during calibration (e.g. shape tensors): stays float
+        continue;
+      }
+      set_q(o, activation_qparams(o, op.bits == 32 ? 8 : op.bits));
+    }
+  }
+
+  // Fuses a following Relu/Clip into op when it is the only consumer; returns the output tensor.
+  std::string fuse_activation(QOp& op, double* lo, double* hi) {
+    *lo = -std::numeric_limits<double>::infinity();
+    *hi = std::numeric_limits<double>::infinity();
+    std::string out = op.node.outputs[0];
+    if (g_.is_graph_output(out)) return out;
+    const Node* act = single_consumer(g_, out);
+    if (!act || (act->op_type != "Relu" && act->op_type != "Clip") || act->inputs[0] != out) return out;
+    double a, b;
+    if (!clip_bounds(g_, *act, &a, &b)) return out;
+    *lo = a;
+    *hi = b;
+    consumed_.insert(act->name);
+    op.fused.push_back(act->name);
+    op.node.outputs[0] = act->outputs[0];
+    return act->outputs[0];
+  }
+
+  // [lo, hi] of output codes with a fused activation (docs/arithmetic.md §5.1).
+  void set_clamp(QOp& op, const QParams& qy, double lo, double hi) {
+    fx::Range r = fx::range_of(qy.type);
+    int64_t qlo = r.lo, qhi = r.hi;
+    if (std::isfinite(lo)) qlo = std::max(qlo, static_cast<int64_t>(fx::round_half_up(lo / qy.scale)) + qy.zero_point);
+    if (std::isfinite(hi)) qhi = std::min(qhi, static_cast<int64_t>(fx::round_half_up(hi / qy.scale)) + qy.zero_point);
+    op.ints["lo"] = qlo;
+    op.ints["hi"] = qhi;
+  }
+
+  // Conv / Gemm / MatMul with constant weights: (9)-(15).
+  bool prepare_matmul_like(QOp& op) {
+    const Node& n = op.node;
+    if (!all_inputs_quantized(n, 1) || n.inputs.size() < 2 || !g_.initializers.count(n.inputs[1])) return false;
+    const Tensor& w = g_.initializers.at(n.inputs[1]);
+    if (w.dtype() != DType::Float32) return false;
+    const Tensor* b = n.inputs.size() > 2 && !n.inputs[2].empty() && g_.initializers.count(n.inputs[2])
+                          ? &g_.initializers.at(n.inputs[2]) : nullptr;
+    if (n.inputs.size() > 2 && !n.inputs[2].empty() && !b) return false;
+    // Normalize to W[N][K] (per output channel rows) and bias[N].
+    int64_t N, K;
+    Tensor wn;
+    double alpha = 1.0, beta = 1.0;
+    if (n.op_type == "Conv") {
+      N = w.dim(0);
+      K = w.numel() / N;
+      wn = w;
+    } else if (n.op_type == "Gemm") {
+      if (n.attr_int("transA", 0) || w.rank() != 2) return false;
+      alpha = n.attr_float("alpha", 1.0f);
+      beta = n.attr_float("beta", 1.0f);
+      bool tb = n.attr_int("transB", 0) != 0;
+      N = tb ? w.dim(0) : w.dim(1);
+      K = tb ? w.dim(1) : w.dim(0);
+      wn = Tensor(DType::Float32, {N, K});
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = 0; k < K; ++k) wn.data<float>()[i * K + k] = static_cast<float>(alpha * w.get_f64(tb ? i * K + k : k * N + i));
+      if (b && b->numel() != N && b->numel() != 1) return false;
+    } else {  // MatMul with constant 2-D B
+      if (w.rank() != 2) return false;
+      K = w.dim(0);
+      N = w.dim(1);
+      wn = Tensor(DType::Float32, {N, K});
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = 0; k < K; ++k) wn.data<float>()[i * K + k] = w.data<float>()[k * N + i];
+    }
+    QParams qx = q_of(n.inputs[0]);
+    double lo, hi;
+    std::string out = fuse_activation(op, &lo, &hi);
+    QParams qy = activation_qparams(out, op.bits);
+    if (std::isfinite(lo) && lo >= 0) {  // fused Relu/Clip >= 0: unsigned output
+      nonneg_.insert(out);
+      qy = activation_qparams(out, op.bits);
+    }
+    set_q(out, qy);
+    DType wt = params16(n) ? DType::Int16 : DType::Int8;
+    bool wide = op.bits == 16 || wt == DType::Int16 || qx.bits() == 16;
+    Tensor qw(DType::Int16, wn.shape()), bias(DType::Int64, {N}), mult(DType::Int64, {N}), shift(DType::Int64, {N});
+    Tensor wscale(DType::Float64, {N});
+    fx::Range acc_range = fx::range_of(wide ? DType::Int64 : DType::Int32);
+    int64_t max_product = (std::max(std::abs(fx::range_of(qx.type).lo), fx::range_of(qx.type).hi)) * (fx::range_of(wt).hi + 1);
+    for (int64_t c = 0; c < N; ++c) {
+      double amax = 0;
+      for (int64_t k = 0; k < K; ++k) amax = std::max(amax, std::abs(static_cast<double>(wn.data<float>()[c * K + k])));
+      double sw = weight_scale(amax, wt, pow2_);
+      wscale.data<double>()[c] = sw;
+      for (int64_t k = 0; k < K; ++k)
+        qw.data<int16_t>()[c * K + k] = static_cast<int16_t>(fx::quantize(wn.data<float>()[c * K + k], sw, 0, fx::range_of(wt)));
+      double bv = b ? beta * b->get_f64(b->numel() == 1 ? 0 : c) : 0.0;
+      bias.data<int64_t>()[c] = fx::quantize(bv, qx.scale * sw, 0, acc_range);  // (11)
+      fx::Multiplier mu = fx::make_multiplier(qx.scale * sw / qy.scale, pow2_ && is_pow2(qx.scale * sw / qy.scale));
+      mult.data<int64_t>()[c] = mu.m;
+      shift.data<int64_t>()[c] = mu.n;
+      // §4: int32 accumulation must not overflow.
+      if (!wide && K * max_product + std::abs(bias.data<int64_t>()[c]) >= (int64_t{1} << 31)) wide = true;
+    }
+    op.kind = n.op_type == "Conv" ? "conv" : "matmul";
+    op.consts["weight"] = qw;
+    op.consts["bias"] = bias;
+    op.consts["mult"] = mult;
+    op.consts["shift"] = shift;
+    op.consts["weight_scale"] = wscale;
+    op.ints["wide"] = wide ? 1 : 0;
+    op.ints["weight_bits"] = wt == DType::Int16 ? 16 : 8;
+    set_clamp(op, qy, lo, hi);
+    op.node.inputs.resize(1);  // weights and bias are prepared constants now
+    return true;
+  }
+
+  static bool is_pow2(double v) {
+    int e;
+    return std::frexp(v, &e) == 0.5;
+  }
+
+  QParams const_qparams(const std::string& name, int bits) {
+    const Tensor& t = g_.initializers.at(name);
+    double amax = 0, lo = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      amax = std::max(amax, std::abs(t.get_f64(i)));
+      lo = std::min(lo, t.get_f64(i));
+    }
+    QParams q;
+    q.type = code_type(bits, lo >= 0);
+    q.scale = activation_scale(amax, q.type, pow2_);
+    return q;
+  }
+
+  // Binary operands that are constants are quantized as tensors of their own.
+  bool quantize_const_inputs(QOp& op, size_t count) {
+    for (size_t i = 0; i < count; ++i) {
+      const std::string& in = op.node.inputs[i];
+      if (!q_of(in).is_float()) continue;
+      if (!g_.initializers.count(in) || g_.initializers.at(in).dtype() != DType::Float32) return false;
+      QParams q = const_qparams(in, op.bits);
+      std::string cname = cat(op.node.name, "/quantized_", i);
+      Tensor codes(q.type, g_.initializers.at(in).shape());
+      for (int64_t k = 0; k < codes.numel(); ++k)
+        codes.set_f64(k, static_cast<double>(fx::quantize(g_.initializers.at(in).get_f64(k), q.scale, 0, fx::range_of(q.type))));
+      op.consts[cat("const", i)] = codes;
+      set_q(cname, q);
+      op.node.inputs[i] = cname;
+    }
+    return true;
+  }
+
+  // Add/Sub (16)-(17), Mul (18).
+  bool prepare_binary(QOp& op) {
+    const Node& n = op.node;
+    if (n.inputs.size() != 2) return false;
+    for (const auto& in : n.inputs)
+      if (q_of(in).is_float() && !g_.initializers.count(in)) return false;
+    if (!quantize_const_inputs(op, 2)) return false;
+    QParams qa = q_of(op.node.inputs[0]), qb = q_of(op.node.inputs[1]);
+    double lo, hi;
+    std::string out = fuse_activation(op, &lo, &hi);
+    if (std::isfinite(lo) && lo >= 0) nonneg_.insert(out);
+    if (n.op_type == "Mul" && nonneg_.count(n.inputs[0]) && nonneg_.count(n.inputs[1])) nonneg_.insert(out);
+    if (n.op_type == "Add" && nonneg_.count(n.inputs[0]) && nonneg_.count(n.inputs[1])) nonneg_.insert(out);
+    QParams qy = activation_qparams(out, op.bits);
+    set_q(out, qy);
+    bool wide = op.bits == 16 || qa.bits() == 16 || qb.bits() == 16;
+    if (n.op_type == "Mul") {
+      op.kind = "mul";
+      double M = qa.scale * qb.scale / qy.scale;
+      fx::Multiplier mu = fx::make_multiplier(M, pow2_ && is_pow2(M));
+      op.ints["m"] = mu.m;
+      op.ints["n"] = mu.n;
+    } else {
+      op.kind = "addsub";
+      int L = wide ? 36 : 20;
+      op.ints["L"] = L;
+      op.ints["A"] = static_cast<int64_t>(fx::round_half_up(std::ldexp(qa.scale / qy.scale, L)));
+      op.ints["B"] = static_cast<int64_t>(fx::round_half_up(std::ldexp(qb.scale / qy.scale, L)));
+      op.ints["sign"] = n.op_type == "Sub" ? -1 : 1;
+    }
+    op.ints["wide"] = wide;
+    set_clamp(op, qy, lo, hi);
+    return true;
+  }
+
+  bool prepare_concat(QOp& op) {
+    const Node& n = op.node;
+    for (const auto& in : n.inputs)
+      if (q_of(in).is_float() && !g_.initializers.count(in)) return false;
+    if (!quantize_const_inputs(op, n.inputs.size())) return false;
+    // Output range: the largest real range of the inputs (no input saturates); width: the op's.
+    bool nonneg = true;
+    double range = 0;
+    for (const auto& in : op.node.inputs) {
+      QParams q = q_of(in);
+      nonneg = nonneg && fx::range_of(q.type).lo >= 0;
+      range = std::max(range, q.scale * static_cast<double>(fx::range_of(q.type).hi));
+    }
+    QParams qy;
+    qy.type = code_type(op.bits, nonneg);
+    qy.scale = activation_scale(range, qy.type, pow2_);
+    if (nonneg) nonneg_.insert(n.outputs[0]);
+    set_q(n.outputs[0], qy);
+    Tensor mult(DType::Int64, {static_cast<int64_t>(op.node.inputs.size())}), shift = mult;
+    for (size_t i = 0; i < op.node.inputs.size(); ++i) {
+      double M = q_of(op.node.inputs[i]).scale / qy.scale;
+      fx::Multiplier mu = fx::make_multiplier(M, pow2_ && is_pow2(M));
+      mult.data<int64_t>()[i] = mu.m;
+      shift.data<int64_t>()[i] = mu.n;
+    }
+    op.kind = "concat";
+    op.consts["mult"] = mult;
+    op.consts["shift"] = shift;
+    return true;
+  }
+
+  bool prepare_avgpool(QOp& op) {
+    if (!all_inputs_quantized(op.node, 1)) return false;
+    QParams qx = q_of(op.node.inputs[0]);
+    QParams qy = activation_qparams(op.node.outputs[0], op.bits);
+    if (fx::range_of(qx.type).lo >= 0) {
+      nonneg_.insert(op.node.outputs[0]);
+      qy = activation_qparams(op.node.outputs[0], op.bits);
+    }
+    set_q(op.node.outputs[0], qy);
+    op.kind = "avgpool";
+    op.ints["wide"] = op.bits == 16 || qx.bits() == 16;
+    return true;
+  }
+
+  // (20): a table over every input code.
+  bool prepare_lut(QOp& op) {
+    const Node& n = op.node;
+    if (!all_inputs_quantized(n, 1)) return false;
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (!n.inputs[i].empty() && !g_.initializers.count(n.inputs[i])) return false;
+    QParams qx = q_of(n.inputs[0]);
+    if (qx.bits() > 16) return false;
+    std::string out = n.outputs[0];
+    if (kNonNegativeOps.count(n.op_type)) nonneg_.insert(out);
+    double lo, hi;
+    if ((n.op_type == "Clip") && clip_bounds(g_, n, &lo, &hi) && lo >= 0) nonneg_.insert(out);
+    QParams qy;
+    // A QAT Clip keeps its range; a Relu/Clip on the same scale maps codes to themselves.
+    qy = activation_qparams(out, op.bits);
+    set_q(out, qy);
+    fx::Range rx = fx::range_of(qx.type), ry = fx::range_of(qy.type);
+    Tensor x(DType::Float32, {rx.hi - rx.lo + 1});
+    for (int64_t q = rx.lo; q <= rx.hi; ++q) x.data<float>()[q - rx.lo] = fx::dequantize(q, qx.scale, qx.zero_point);
+    Node fnode = n;
+    fnode.outputs.resize(1);
+    std::vector<const Tensor*> ins = {&x};
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      ins.push_back(n.inputs[i].empty() ? nullptr : &g_.initializers.at(n.inputs[i]));
+    Tensor fy = run_node(fnode, ins).at(0);
+    Tensor table(DType::Int32, {x.numel()});
+    for (int64_t i = 0; i < x.numel(); ++i)
+      table.data<int32_t>()[i] = static_cast<int32_t>(fx::quantize(fy.get_f64(i), qy.scale, qy.zero_point, ry));
+    op.kind = "lut";
+    op.consts["table"] = table;
+    op.ints["in_lo"] = rx.lo;
+    op.node.inputs.resize(1);
+    return true;
+  }
+
+  void track_nonnegative(const QOp& op) {
+    const Node& n = op.node;
+    if (kNonNegativeOps.count(n.op_type))
+      for (const auto& o : n.outputs) nonneg_.insert(o);
+    if ((kMoveOps.count(n.op_type) || n.op_type == "Resize" || n.op_type == "Upsample" || n.op_type == "Pad") &&
+        !n.inputs.empty() && nonneg_.count(n.inputs[0]))
+      for (const auto& o : n.outputs) nonneg_.insert(o);
+  }
+
+  CompileResult finish() {
+    CompileResult r;
+    json rep;
+    rep["model"] = prog_.source_model;
+    rep["bits"] = prog_.bits;
+    rep["scale_mode"] = prog_.scale_mode;
+    rep["rounding"] = prog_.rounding;
+    rep["calib_method"] = opts_.bits == 32 ? "none" : (opts_.qat && stats_.empty() ? "qat" : opts_.calib_method);
+    rep["rewrites"] = rewrites_;
+    json layers = json::array(), fallback = json::array();
+    std::ostringstream txt;
+    int n_float = 0;
+    for (const auto& op : prog_.ops) {
+      json l = {{"name", op.node.name}, {"op", op.node.op_type}, {"kind", op.kind}, {"bits", op.bits},
+                {"fused", op.fused}};
+      json ins = json::array(), outs = json::array();
+      for (const auto& in : op.node.inputs) {
+        if (in.empty() || prog_.float_constants.count(in)) continue;
+        QParams q = q_of(in);
+        ins.push_back({{"tensor", in}, {"dtype", dtype_name(q.type)}, {"scale", q.scale}});
+      }
+      for (const auto& o : op.node.outputs) {
+        if (o.empty()) continue;
+        QParams q = q_of(o);
+        json oj = {{"tensor", o}, {"dtype", dtype_name(q.type)}, {"scale", q.scale}};
+        auto s = stats_.find(o);
+        if (s != stats_.end() && s->second.seen()) oj["range"] = {s->second.lo, s->second.hi};
+        outs.push_back(oj);
+      }
+      l["inputs"] = ins;
+      l["outputs"] = outs;
+      if (op.kind == "float") {
+        l["reason"] = op.reason;
+        if (opts_.bits != 32) {
+          fallback.push_back({{"name", op.node.name}, {"op", op.node.op_type}, {"reason", op.reason}});
+          ++n_float;
+        }
+      }
+      layers.push_back(l);
+    }
+    rep["layers"] = layers;
+    rep["float_fallback"] = fallback;
+    txt << "fixpoint compile report\n  model: " << prog_.source_model << "\n  bits: " << prog_.bits
+        << "   scale mode: " << prog_.scale_mode << "   rounding: half up (docs/arithmetic.md (2))\n  ops: "
+        << prog_.ops.size() << " (" << (prog_.ops.size() - n_float) << " fixed point, " << n_float
+        << " float on the CPU)\n";
+    if (!rewrites_.empty()) {
+      txt << "\nrewrites:\n";
+      for (const auto& w : rewrites_) txt << "  " << w << "\n";
+    }
+    if (n_float) {
+      txt << "\nfloat fallback (runs on the CPU between dequantize and quantize):\n";
+      for (const auto& f : fallback)
+        txt << "  " << f["name"].get<std::string>() << " (" << f["op"].get<std::string>() << "): " << f["reason"].get<std::string>() << "\n";
+    }
+    txt << "\nlayers:\n";
+    for (const auto& l : layers) {
+      txt << "  " << l["name"].get<std::string>() << "  " << l["op"].get<std::string>() << "  [" << l["kind"].get<std::string>()
+          << ", " << l["bits"].get<int>() << "-bit]";
+      for (const auto& f : l["fused"]) txt << " +" << f.get<std::string>();
+      for (const auto& o : l["outputs"])
+        txt << "  -> " << o["tensor"].get<std::string>() << " " << o["dtype"].get<std::string>() << " scale "
+            << o["scale"].get<double>();
+      txt << "\n";
+    }
+    r.report = rep;
+    r.report_text = txt.str();
+    r.program = std::move(prog_);
+    return r;
+  }
+};
+
+}  // namespace
+
+bool layer_matches(const std::string& pattern, const Node& node) {
+  if (pattern.rfind("op:", 0) == 0) return node.op_type == pattern.substr(3);
+  if (fnmatch(pattern.c_str(), node.name.c_str(), 0) == 0) return true;
+  for (const auto& o : node.outputs)
+    if (!o.empty() && fnmatch(pattern.c_str(), o.c_str(), 0) == 0) return true;
+  return false;
+}
+
+CompileResult compile_model(const std::string& model_path, const CompileOptions& opts, const CalibrationSource* calib) {
+  Compiler c(opts);
+  return c.run(model_path, calib);
+}
+
+}  // namespace fixpoint

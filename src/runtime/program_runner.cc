@@ -1,0 +1,119 @@
+#include "fixpoint/program_runner.h"
+
+#include "../kernels/reference/integer/integer_kernels.h"
+#include "fixpoint/fixedpoint.h"
+#include "fixpoint/runtime.h"
+
+namespace fixpoint {
+namespace {
+
+// (5) float tensor -> integer codes of q.
+Tensor quantize_tensor(const Tensor& t, const QParams& q) {
+  Tensor out(q.type, t.shape());
+  fx::Range r = fx::range_of(q.type);
+  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[i] = fx::quantize(t.get_f64(i), q.scale, q.zero_point, r);
+  qref::store_codes(out, v);
+  return out;
+}
+
+// (6) integer codes -> float32.
+Tensor dequantize_tensor(const Tensor& t, const QParams& q) {
+  Tensor out(DType::Float32, t.shape());
+  std::vector<int64_t> v = qref::load_codes(t, 0);
+  for (int64_t i = 0; i < t.numel(); ++i) out.data<float>()[i] = fx::dequantize(v[i], q.scale, q.zero_point);
+  return out;
+}
+
+}  // namespace
+
+ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
+  for (const auto& op : prog_.ops) {
+    if (op.kind == "float" || op.kind == "move") {
+      FP_CHECK(KernelRegistry::reference().find(op.node.op_type, op.node.domain), op.node.label(), ": op '",
+               op.node.op_type, "' is not supported by the runtime");
+    } else {
+      FP_CHECK(qref::find_integer_kernel(op.kind), op.node.label(), ": unknown program op kind '", op.kind, "'");
+    }
+  }
+}
+
+ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs) const {
+  check_inputs(prog_.inputs, inputs);
+  auto q_of = [this](const std::string& t) {
+    auto it = prog_.tensors.find(t);
+    return it == prog_.tensors.end() ? QParams{} : it->second;
+  };
+  std::map<std::string, Tensor> values;
+  for (const auto& vi : prog_.inputs) {
+    const Tensor& t = inputs.at(vi.name);
+    QParams q = q_of(vi.name);
+    values[vi.name] = q.is_float() ? t : quantize_tensor(t, q);
+  }
+  for (const auto& [name, t] : prog_.float_constants) values[name] = t;
+  for (const auto& op : prog_.ops) {
+    std::vector<const Tensor*> ins;
+    std::vector<Tensor> deq;  // float copies for fallback ops
+    deq.reserve(op.node.inputs.size());
+    for (size_t i = 0; i < op.node.inputs.size(); ++i) {
+      const std::string& in = op.node.inputs[i];
+      if (in.empty()) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      auto it = values.find(in);
+      if (it == values.end()) {
+        auto c = op.consts.find(cat("const", i));  // a constant operand quantized at compile time
+        FP_CHECK(c != op.consts.end(), op.node.label(), ": input '", in, "' has no value");
+        ins.push_back(&c->second);
+        continue;
+      }
+      QParams q = q_of(in);
+      if (op.kind == "float" && !q.is_float()) {
+        deq.push_back(dequantize_tensor(it->second, q));
+        ins.push_back(&deq.back());
+      } else {
+        ins.push_back(&it->second);
+      }
+    }
+    std::vector<Tensor> outs;
+    if (op.kind == "float" || op.kind == "move") {
+      outs = run_node(op.node, ins);
+      if (op.kind == "float")
+        for (size_t i = 0; i < outs.size(); ++i) {
+          QParams q = q_of(op.node.outputs[i]);
+          if (!op.node.outputs[i].empty() && !q.is_float() && dtype_is_float(outs[i].dtype()))
+            outs[i] = quantize_tensor(outs[i], q);
+        }
+    } else {
+      outs.resize(op.node.outputs.size());
+      qref::QContext ctx{op, ins, {}, {}, outs};
+      for (const auto& in : op.node.inputs) ctx.in_q.push_back(q_of(in));
+      for (const auto& o : op.node.outputs) ctx.out_q.push_back(q_of(o));
+      try {
+        qref::find_integer_kernel(op.kind)(ctx);
+      } catch (const Error& e) {
+        std::string msg = e.what();
+        if (msg.find(op.node.label()) == std::string::npos) fail(op.node.label(), ": ", msg);
+        throw;
+      }
+    }
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (!op.node.outputs[i].empty()) values[op.node.outputs[i]] = std::move(outs[i]);
+  }
+  ProgramOutputs r;
+  for (const auto& vi : prog_.outputs) {
+    auto it = values.find(vi.name);
+    FP_CHECK(it != values.end(), "graph output '", vi.name, "' was not computed");
+    QParams q = q_of(vi.name);
+    if (q.is_float()) {
+      r.values[vi.name] = it->second;
+    } else {
+      r.values[vi.name] = dequantize_tensor(it->second, q);
+      r.codes[vi.name] = it->second;
+    }
+  }
+  return r;
+}
+
+}  // namespace fixpoint

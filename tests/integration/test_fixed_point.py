@@ -1,0 +1,109 @@
+"""The fixed-point compiler and runtime, end to end through the CLI."""
+import os
+import struct
+
+import numpy as np
+import pytest
+
+from conftest import run_cli
+
+
+def compile_(models, name, out, *args):
+    run_cli("compile", os.path.join(models, f"{name}.onnx"), "-o", out, "-q", *args)
+    return out
+
+
+def run_prog(prog, inp_name, x, tmp_path, tag):
+    np.save(tmp_path / f"{tag}_in.npy", x)
+    run_cli("run", prog, "--input", f"{inp_name}={tmp_path}/{tag}_in.npy", "--output-dir", tmp_path / tag, "-q", "--raw")
+    return {f[:-4]: np.load(tmp_path / tag / f) for f in os.listdir(tmp_path / tag) if f.endswith(".npy")}
+
+
+def snr_db(ref, got):
+    return 10 * np.log10(np.sum(ref.astype(np.float64) ** 2) / max(np.sum((ref - got).astype(np.float64) ** 2), 1e-30))
+
+
+def test_seed_qat_experiment_bit_exact(models, tmp_path):
+    """Seed thread 001: 0.8 must give exactly 0.796875 (TIDL gives 0.78125), and a sweep must match
+    q1 = min(255, floor(x*256 + 0.5)), y = min(255, floor(q1/4 + 0.5)) / 64 bit for bit."""
+    prog = compile_(models, "seed_qat", tmp_path / "prog", "--qat", "--scale-mode", "pow2")
+    out = run_prog(prog, "x", np.full((1, 1, 5, 5), 0.8, np.float32), tmp_path, "one")
+    assert np.all(out["y"] == np.float32(0.796875))
+    xs = np.concatenate([np.linspace(-0.5, 5.0, 397), [0.0, 1 / 512, 3 / 512, 1.0, 255.5 / 256, 1.5, 4.0]])
+    xs = xs.astype(np.float32)
+    x = np.broadcast_to(xs[:, None, None, None], (len(xs), 1, 5, 5)).copy()
+    got = run_prog(prog, "x", x, tmp_path, "sweep")
+    q1 = np.clip(np.floor(xs.astype(np.float64) * 256 + 0.5), 0, 255)
+    want = np.minimum(255, np.floor(q1 / 4 + 0.5)) / 64
+    for i in range(len(xs)):
+        assert np.all(got["y"][i] == np.float32(want[i])), f"x={xs[i]}: got {got['y'][i].flat[0]}, want {want[i]}"
+        assert np.all(got["y.codes"][i] == want[i] * 64)
+
+
+@pytest.mark.parametrize("bits", ["8", "16", "32"])
+def test_batch_rows_bit_identical(models, tmp_path, bits):
+    args = ["--bits", bits] + ([] if bits == "32" else ["--calib", f"image={models}/tiny_cnn_input.npy"])
+    prog = compile_(models, "tiny_cnn", tmp_path / "prog", *args)
+    x = np.load(os.path.join(models, "tiny_cnn_input.npy"))
+    full = run_prog(prog, "image", x, tmp_path, "full")
+    for r in range(x.shape[0]):
+        one = run_prog(prog, "image", x[r:r + 1], tmp_path, f"r{r}")
+        for k in one:
+            assert one[k].tobytes() == full[k][r:r + 1].tobytes(), f"{bits}-bit output {k} row {r}"
+
+
+def test_32_bit_program_equals_float_reference(models, tmp_path):
+    prog = compile_(models, "tiny_cnn", tmp_path / "prog", "--bits", "32")
+    x = np.load(os.path.join(models, "tiny_cnn_input.npy"))
+    got = run_prog(prog, "image", x, tmp_path, "p")
+    run_cli("run", os.path.join(models, "tiny_cnn.onnx"), "--input", f"image={models}/tiny_cnn_input.npy",
+            "--output-dir", tmp_path / "f", "-q")
+    ref = np.load(tmp_path / "f" / "probabilities.npy")
+    # Conv+BN folding changes float rounding only.
+    assert np.abs(got["probabilities"] - ref).max() <= 1e-5 * np.abs(ref).max()
+
+
+@pytest.mark.parametrize("name,inp,data", [("tiny_cnn", "image", "tiny_cnn_input.npy"),
+                                           ("resnet18", "input", "resnet18_input.npy")])
+def test_16_bit_is_closer_to_float_than_8_bit(models, tmp_path, name, inp, data):
+    x = np.load(os.path.join(models, data))
+    run_cli("run", os.path.join(models, f"{name}.onnx"), "--input", f"{inp}={models}/{data}", "--output-dir",
+            tmp_path / "f", "-q")
+    ref = {f[:-4]: np.load(tmp_path / "f" / f) for f in os.listdir(tmp_path / "f")}
+    snr = {}
+    for bits in ("8", "16"):
+        prog = compile_(models, name, tmp_path / f"p{bits}", "--bits", bits, "--calib", f"{inp}={models}/{data}")
+        got = run_prog(prog, inp, x, tmp_path, f"b{bits}")
+        snr[bits] = min(snr_db(ref[k], got[k]) for k in ref)
+    print(f"{name}: SNR int8 {snr['8']:.1f} dB, int16 {snr['16']:.1f} dB")
+    assert snr["16"] > snr["8"] + 10
+    assert snr["8"] > 20
+
+
+def test_bad_artifacts_give_one_clear_error(models, tmp_path):
+    prog = compile_(models, "tiny_cnn", tmp_path / "prog", "--calib", f"image={models}/tiny_cnn_input.npy")
+    data = (prog / "model.fxp").read_bytes()
+    x = f"image={models}/tiny_cnn_input.npy"
+    cases = {
+        "truncated": data[: len(data) // 2],
+        "corrupted": data[:100] + bytes([data[100] ^ 0xFF]) + data[101:],
+        "wrong_version": data[:8] + struct.pack("<I", 99) + data[12:],
+        "not_fxp": b"hello world, definitely not a program",
+    }
+    expect = {"truncated": "truncated", "corrupted": "checksum", "wrong_version": "version 99", "not_fxp": "magic"}
+    for case, blob in cases.items():
+        d = tmp_path / case
+        d.mkdir()
+        (d / "model.fxp").write_bytes(blob)
+        p = run_cli("run", d, "--input", x, "--output-dir", tmp_path / "o", check=False)
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 1 and len(lines) == 1, (case, p.stderr)
+        assert expect[case] in lines[0] and "model.fxp" in lines[0], (case, lines[0])
+
+
+def test_compile_errors(models, tmp_path):
+    m = os.path.join(models, "tiny_cnn.onnx")
+    for args, mention in [(["--bits", "12"], "--bits"), (["--scale-mode", "log"], "--scale-mode"),
+                          ([], "--calib"), (["--calib", "nosuch=x.npy"], "nosuch")]:
+        p = run_cli("compile", m, "-o", tmp_path / "o", *args, check=False)
+        assert p.returncode == 1 and mention in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
