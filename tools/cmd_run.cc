@@ -4,6 +4,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_common.h"
 #include "fixpoint/model.h"
 #include "fixpoint/npy.h"
@@ -18,6 +20,7 @@ struct RunArgs {
   std::vector<std::string> inputs, shapes;
   std::string output_dir;
   bool verbose = false, quiet = false, raw = false;
+  std::string trace_dir;
 };
 
 void write_outputs(const RunArgs& a, const std::map<std::string, Tensor>& outputs, const std::string& suffix) {
@@ -32,6 +35,38 @@ void write_outputs(const RunArgs& a, const std::map<std::string, Tensor>& output
   }
 }
 
+// --trace: every computed tensor as float32 .npy (+ integer codes) and index.json.
+class TraceWriter {
+ public:
+  explicit TraceWriter(const std::string& dir) : dir_(dir) {
+    if (dir_.empty()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    FP_CHECK(!ec, "--trace '", dir_, "': ", ec.message());
+  }
+  bool on() const { return !dir_.empty(); }
+  void add(const std::string& tensor, const std::string& node, const std::string& op, const Tensor& value,
+           const Tensor* codes, const QParams& q) {
+    if (!on() || tensor.empty() || !dtype_is_float(value.dtype())) return;
+    std::string base = sanitize_name(tensor);
+    save_npy((std::filesystem::path(dir_) / (base + ".npy")).string(), value);
+    nlohmann::json e = {{"file", base + ".npy"}, {"shape", value.shape()}, {"node", node}, {"op", op},
+                        {"bits", q.bits()}, {"dtype", dtype_name(q.type)}, {"scale", q.scale}};
+    if (codes) {
+      save_npy((std::filesystem::path(dir_) / (base + ".codes.npy")).string(), *codes);
+      e["codes"] = base + ".codes.npy";
+    }
+    index_[tensor] = e;
+  }
+  ~TraceWriter() {
+    if (on()) std::ofstream(std::filesystem::path(dir_) / "index.json") << index_.dump(1) << "\n";
+  }
+
+ private:
+  std::string dir_;
+  nlohmann::json index_ = nlohmann::json::object();
+};
+
 void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
   namespace fs = std::filesystem;
   ProgramRunner runner(load_program((fs::path(a.model) / "model.fxp").string()));
@@ -40,7 +75,19 @@ void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
     inputs[runner.program().inputs[0].name] = inputs[""];
     inputs.erase("");
   }
-  ProgramOutputs out = runner.run(inputs);
+  TraceWriter trace(a.trace_dir);
+  std::function<void(const QOp&, const std::vector<Tensor>&)> on_op;
+  if (trace.on())
+    on_op = [&](const QOp& op, const std::vector<Tensor>& outs) {
+      for (size_t i = 0; i < outs.size(); ++i) {
+        const std::string& t = op.node.outputs[i];
+        auto it = runner.program().tensors.find(t);
+        QParams q = it == runner.program().tensors.end() ? QParams{} : it->second;
+        if (q.is_float()) trace.add(t, op.node.name, op.node.op_type, outs[i], nullptr, q);
+        else trace.add(t, op.node.name, op.node.op_type, dequantize_tensor(outs[i], q), &outs[i], q);
+      }
+    };
+  ProgramOutputs out = runner.run(inputs, on_op);
   write_outputs(a, out.values, "");
   if (a.raw) {
     write_outputs(a, out.codes, ".codes");
@@ -68,11 +115,17 @@ void run_run(const RunArgs& a) {
   }
   std::map<std::string, Tensor> outputs;
   if (po.shapes.empty()) {
-    outputs = run_onnx_model(a.model, inputs, po);
-  } else {
-    Executor ex(load_model(a.model, po));
-    outputs = ex.run(inputs);
+    for (const auto& [name, t] : inputs) po.shapes[name] = t.shape();
+    po.shapes_origin = "input";
   }
+  Executor ex(load_model(a.model, po));
+  TraceWriter trace(a.trace_dir);
+  RunOptions ro;
+  if (trace.on())
+    ro.on_node = [&](const Node& n, const std::vector<Tensor>& outs) {
+      for (size_t i = 0; i < outs.size(); ++i) trace.add(n.outputs[i], n.name, n.op_type, outs[i], nullptr, QParams{});
+    };
+  outputs = ex.run(inputs, ro);
   write_outputs(a, outputs, "");
 }
 
@@ -87,6 +140,7 @@ void add_run_command(CLI::App& app) {
   c->add_option("--shape", a->shapes, "Bind an input's shape instead of taking it from the input file");
   c->add_flag("-v,--verbose", a->verbose, "Log what each graph pass changed");
   c->add_flag("-q,--quiet", a->quiet, "Do not print output summaries");
+  c->add_option("--trace", a->trace_dir, "Write every computed tensor as .npy (+ integer codes) and index.json");
   c->add_flag("--raw", a->raw, "Compiled programs: also write the integer codes (<name>.codes.npy) and scales.txt");
   c->callback([a] { run_run(*a); });
 }

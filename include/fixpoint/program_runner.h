@@ -1,5 +1,6 @@
 // fixpoint: runs a compiled Program exactly as the integer accelerator would.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 
@@ -12,12 +13,17 @@ struct ProgramOutputs {
   std::map<std::string, Tensor> codes;   // the integer codes of fixed-point graph outputs
 };
 
+// docs/arithmetic.md (6) applied to a whole tensor of codes.
+Tensor dequantize_tensor(const Tensor& codes, const QParams& q);
+
 class ProgramRunner {
  public:
   explicit ProgramRunner(Program p);
   const Program& program() const { return prog_; }
   // Float inputs are quantized with (5) at their tensors' scales; outputs dequantized with (6).
-  ProgramOutputs run(const std::map<std::string, Tensor>& inputs) const;
+  // `on_op` (optional) sees each op and its outputs (integer codes for fixed-point tensors).
+  ProgramOutputs run(const std::map<std::string, Tensor>& inputs,
+                     const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op = {}) const;
 
  private:
   Program prog_;

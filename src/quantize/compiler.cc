@@ -526,7 +526,8 @@ class Compiler {
     qy.scale = activation_scale(range, qy.type, pow2_);
     if (nonneg) nonneg_.insert(n.outputs[0]);
     set_q(n.outputs[0], qy);
-    Tensor mult(DType::Int64, {static_cast<int64_t>(op.node.inputs.size())}), shift = mult;
+    Tensor mult(DType::Int64, {static_cast<int64_t>(op.node.inputs.size())});
+    Tensor shift(DType::Int64, mult.shape());  // (Tensor copies share storage)
     for (size_t i = 0; i < op.node.inputs.size(); ++i) {
       double M = q_of(op.node.inputs[i]).scale / qy.scale;
       fx::Multiplier mu = fx::make_multiplier(M, pow2_ && is_pow2(M));

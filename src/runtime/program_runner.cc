@@ -17,6 +17,8 @@ Tensor quantize_tensor(const Tensor& t, const QParams& q) {
   return out;
 }
 
+}  // namespace
+
 // (6) integer codes -> float32.
 Tensor dequantize_tensor(const Tensor& t, const QParams& q) {
   Tensor out(DType::Float32, t.shape());
@@ -24,8 +26,6 @@ Tensor dequantize_tensor(const Tensor& t, const QParams& q) {
   for (int64_t i = 0; i < t.numel(); ++i) out.data<float>()[i] = fx::dequantize(v[i], q.scale, q.zero_point);
   return out;
 }
-
-}  // namespace
 
 ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
   for (const auto& op : prog_.ops) {
@@ -38,7 +38,8 @@ ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
   }
 }
 
-ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs) const {
+ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs,
+                                  const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op) const {
   check_inputs(prog_.inputs, inputs);
   auto q_of = [this](const std::string& t) {
     auto it = prog_.tensors.find(t);
@@ -98,6 +99,7 @@ ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs) c
         throw;
       }
     }
+    if (on_op) on_op(op, outs);
     for (size_t i = 0; i < outs.size(); ++i)
       if (!op.node.outputs[i].empty()) values[op.node.outputs[i]] = std::move(outs[i]);
   }
