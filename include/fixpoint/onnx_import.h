@@ -27,6 +27,9 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
 // after constant folding, Reshape targets are constants and shapes downstream become known.
 void infer_shapes(Graph& g);
 
+// Writes the IR as an ONNX model file (all initializers with data).
+void save_onnx(const Graph& g, const std::string& path);
+
 // Reads a serialized TensorProto file (ONNX backend test data: input_0.pb, output_0.pb).
 Tensor load_tensor_pb(const std::string& path);
 // Parses "1x3x48x320" (also "1,3,48,320"); throws naming `what` on bad text.

@@ -343,9 +343,9 @@ void attribute_to_proto(const std::string& name, const Attribute& a, onnx::Attri
   }
 }
 
-}  // namespace
-
-void infer_shapes(Graph& g) {
+// IR -> ModelProto. With `all_data` false, large float initializers are declared as typed
+// inputs without data (enough for shape inference, cheap).
+onnx::ModelProto graph_to_proto(const Graph& g, bool all_data) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   for (const auto& [dom, v] : g.opsets) {
@@ -362,7 +362,7 @@ void infer_shapes(Graph& g) {
   }
   // Small initializers carry data (shape arithmetic needs it); large ones only their type.
   for (const auto& [name, t] : g.initializers) {
-    if (t.numel() <= 4096 || !dtype_is_float(t.dtype())) {
+    if (all_data || t.numel() <= 4096 || !dtype_is_float(t.dtype())) {
       tensor_to_proto(t, name, gp->add_initializer());
     } else {
       auto* vi = gp->add_input();
@@ -387,6 +387,22 @@ void infer_shapes(Graph& g) {
     vi->set_name(out.name);
     if (out.dtype != DType::Undefined) set_type(vi->mutable_type(), out.dtype, out.shape);
   }
+  return m;
+}
+
+}  // namespace
+
+void save_onnx(const Graph& g, const std::string& path) {
+  onnx::ModelProto m = graph_to_proto(g, true);
+  std::string bytes;
+  FP_CHECK(m.SerializeToString(&bytes), "'", path, "': model too large to serialize");
+  std::ofstream f(path, std::ios::binary);
+  FP_CHECK(f.good(), "'", path, "': cannot open for writing");
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+void infer_shapes(Graph& g) {
+  onnx::ModelProto m = graph_to_proto(g, false);
   try {
     onnx::ShapeInferenceOptions so(false, 0, true);
     onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), so);

@@ -1,0 +1,194 @@
+// Randomized per-op tests of the integer kernels against the error bounds stated in
+// docs/arithmetic.md §5: each op is compiled alone (8 and 16 bits), run on seeded random
+// inputs, and compared with the float op evaluated on the *dequantized* inputs (and weights).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <unistd.h>
+
+#include "fixpoint/compiler.h"
+#include "fixpoint/fixedpoint.h"
+#include "fixpoint/onnx_import.h"
+#include "fixpoint/program_runner.h"
+#include "test_util.h"
+
+namespace fixpoint {
+namespace {
+
+using test::make_node;
+
+class MemorySource : public CalibrationSource {
+ public:
+  explicit MemorySource(std::vector<std::map<std::string, Tensor>> s) : s_(std::move(s)) {}
+  size_t size() const override { return s_.size(); }
+  std::map<std::string, Tensor> sample(size_t i) const override { return s_[i]; }
+
+ private:
+  std::vector<std::map<std::string, Tensor>> s_;
+};
+
+struct OpCase {
+  std::string name;
+  Graph graph;
+  std::map<std::string, Shape> input_shapes;
+  std::map<std::string, std::pair<float, float>> input_ranges;
+};
+
+Program compile_graph(const Graph& g, int bits, const std::vector<std::map<std::string, Tensor>>& calib) {
+  std::string path = cat(std::filesystem::temp_directory_path().string(), "/fixpoint_op_test_", getpid(), ".onnx");
+  save_onnx(g, path);
+  CompileOptions o;
+  o.bits = bits;
+  MemorySource src(calib);
+  CompileResult r = compile_model(path, o, &src);
+  std::remove(path.c_str());
+  return r.program;
+}
+
+Tensor dequantized_input(const Tensor& x, const QParams& q) {
+  Tensor d(DType::Float32, x.shape());
+  fx::Range r = fx::range_of(q.type);
+  for (int64_t i = 0; i < x.numel(); ++i)
+    d.data<float>()[i] = fx::dequantize(fx::quantize(x.get_f64(i), q.scale, 0, r), q.scale, 0);
+  return d;
+}
+
+// Float reference of the program's single compiled op, with its weights dequantized.
+Graph reference_graph(const Graph& g, const Program& p) {
+  Graph ref = g;
+  const QOp& op = p.ops.at(0);
+  if (op.consts.count("weight")) {
+    Node& n = ref.nodes[0];
+    const Tensor& qw = op.consts.at("weight");
+    const Tensor& ws = op.consts.at("weight_scale");
+    const Tensor& qb = op.consts.at("bias");
+    double sx = p.tensors.at(n.inputs[0]).scale;
+    Tensor& w = ref.initializers.at(n.inputs[1]);
+    int64_t N = qw.dim(0), K = qw.numel() / N;
+    bool gemm_like = n.op_type != "Conv";
+    for (int64_t c = 0; c < N; ++c)
+      for (int64_t k = 0; k < K; ++k) {
+        float v = static_cast<float>(qw.data<int16_t>()[c * K + k] * ws.data<double>()[c]);
+        w.data<float>()[gemm_like ? k * N + c : c * K + k] = v;  // MatMul B is K x N
+      }
+    if (n.inputs.size() > 2)
+      for (int64_t c = 0; c < N; ++c)
+        ref.initializers.at(n.inputs[2]).data<float>()[c] =
+            static_cast<float>(static_cast<double>(qb.data<int64_t>()[c]) * sx * ws.data<double>()[c]);
+  }
+  return ref;
+}
+
+void check_case(const OpCase& oc, int bits, uint32_t seed, double extra_lsb = 0.0) {
+  SCOPED_TRACE(cat(oc.name, " ", bits, "-bit, seed ", seed));
+  std::mt19937 rng(seed);
+  auto make_inputs = [&]() {
+    std::map<std::string, Tensor> m;
+    for (const auto& [name, shape] : oc.input_shapes) {
+      auto [lo, hi] = oc.input_ranges.at(name);
+      m[name] = test::random_tensor(shape, rng(), lo, hi);
+    }
+    return m;
+  };
+  std::vector<std::map<std::string, Tensor>> calib = {make_inputs(), make_inputs(), make_inputs()};
+  Program p = compile_graph(oc.graph, bits, calib);
+  ASSERT_EQ(p.ops.size(), 1u);
+  ASSERT_NE(p.ops[0].kind, "float") << p.ops[0].reason;
+  auto inputs = make_inputs();
+  // Keep test inputs inside the calibrated ranges: no saturation in the comparison.
+  std::map<std::string, Tensor> deq;
+  for (const auto& [name, t] : inputs) deq[name] = dequantized_input(t, p.tensors.at(name));
+  ProgramRunner runner(p);
+  ProgramOutputs out = runner.run(inputs);
+  Executor ref(reference_graph(oc.graph, p));
+  auto want = ref.run(deq);
+  const std::string& yname = oc.graph.outputs[0].name;
+  const Tensor& got = out.values.at(yname);
+  const Tensor& w = want.at(yname);
+  QParams qy = p.tensors.at(yname);
+  fx::Range r = fx::range_of(qy.type);
+  double bound = qy.scale * (0.5 + extra_lsb) + 1e-6 * qy.scale * std::max(std::abs(r.lo), r.hi);
+  ASSERT_EQ(got.shape(), w.shape());
+  int64_t checked = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    double wv = w.get_f64(i);
+    if (wv / qy.scale > r.hi - 0.5 || wv / qy.scale < r.lo + 0.5) continue;  // saturated
+    ASSERT_LE(std::abs(got.get_f64(i) - wv), bound) << "element " << i << " want " << wv << " scale " << qy.scale;
+    ++checked;
+  }
+  EXPECT_GT(checked, got.numel() / 2);
+}
+
+OpCase unary_case(const std::string& op, float lo, float hi, std::map<std::string, Attribute> attrs = {}) {
+  OpCase c{op, {}, {{"x", {2, 3, 5, 7}}}, {{"x", {lo, hi}}}};
+  c.graph.opsets[""] = 13;
+  c.graph.inputs.push_back(test::input_info("x", {-1, 3, 5, 7}));
+  c.graph.nodes.push_back(make_node(op, {"x"}, {"y"}, "op", attrs));
+  c.graph.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
+  return c;
+}
+
+OpCase binary_case(const std::string& op, Shape a, Shape b, float ahi, float bhi) {
+  OpCase c{op, {}, {{"a", a}, {"b", b}}, {{"a", {-ahi, ahi}}, {"b", {-bhi, bhi}}}};
+  c.graph.opsets[""] = 13;
+  c.graph.inputs.push_back(test::input_info("a", a));
+  c.graph.inputs.push_back(test::input_info("b", b));
+  c.graph.nodes.push_back(make_node(op, {"a", "b"}, {"y"}, "op", op == "Concat" ? std::map<std::string, Attribute>{{"axis", test::int_attr(1)}} : std::map<std::string, Attribute>{}));
+  c.graph.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
+  return c;
+}
+
+class OpErrorBounds : public ::testing::TestWithParam<int> {};
+
+TEST_P(OpErrorBounds, LookupTableOpsRoundExactly) {
+  int bits = GetParam();
+  for (const auto& c : {unary_case("Sigmoid", -6, 6), unary_case("Tanh", -3, 3), unary_case("HardSwish", -4, 4),
+                        unary_case("Exp", -3, 2), unary_case("Erf", -2, 2), unary_case("Softplus", -5, 5),
+                        unary_case("LeakyRelu", -2, 2), unary_case("Sqrt", 0.01f, 9), unary_case("HardSigmoid", -4, 4)})
+    check_case(c, bits, 1000 + bits);
+}
+
+TEST_P(OpErrorBounds, ConvAndMatMul) {
+  int bits = GetParam();
+  OpCase conv{"Conv", {}, {{"x", {2, 4, 9, 9}}}, {{"x", {-1, 1}}}};
+  conv.graph.opsets[""] = 13;
+  conv.graph.inputs.push_back(test::input_info("x", {-1, 4, 9, 9}));
+  conv.graph.initializers["w"] = test::random_tensor({6, 2, 3, 3}, 77);
+  conv.graph.initializers["b"] = test::random_tensor({6}, 78);
+  conv.graph.nodes.push_back(make_node("Conv", {"x", "w", "b"}, {"y"}, "conv",
+                                       {{"group", test::int_attr(2)}, {"pads", test::ints_attr({1, 1, 1, 1})},
+                                        {"strides", test::ints_attr({2, 1})}}));
+  conv.graph.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
+  check_case(conv, bits, 2000 + bits);
+  OpCase mm{"MatMul", {}, {{"x", {3, 5, 16}}}, {{"x", {-2, 2}}}};
+  mm.graph.opsets[""] = 13;
+  mm.graph.inputs.push_back(test::input_info("x", {3, 5, 16}));
+  mm.graph.initializers["w"] = test::random_tensor({16, 8}, 79);
+  mm.graph.nodes.push_back(make_node("MatMul", {"x", "w"}, {"y"}, "mm"));
+  mm.graph.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
+  check_case(mm, bits, 3000 + bits);
+}
+
+TEST_P(OpErrorBounds, AddSubMulConcatWithDifferentScales) {
+  int bits = GetParam();
+  // Add/Sub bound: s_y * (1/2 + (|q_a| + |q_b|) 2^-(L+1)), L = 20 or 36: below 0.5 + 2^-4 LSB.
+  check_case(binary_case("Add", {2, 3, 4, 5}, {1, 3, 1, 5}, 1.0f, 7.0f), bits, 4000 + bits, 1.0 / 16);
+  check_case(binary_case("Sub", {2, 3, 4, 5}, {5}, 3.0f, 0.5f), bits, 4100 + bits, 1.0 / 16);
+  check_case(binary_case("Mul", {2, 3, 4, 5}, {2, 3, 4, 5}, 2.0f, 5.0f), bits, 4200 + bits);
+  check_case(binary_case("Concat", {2, 3, 4, 5}, {2, 2, 4, 5}, 1.0f, 9.0f), bits, 4300 + bits);
+}
+
+TEST_P(OpErrorBounds, AveragePools) {
+  int bits = GetParam();
+  check_case(unary_case("GlobalAveragePool", -1, 3), bits, 5000 + bits);
+  check_case(unary_case("AveragePool", -1, 1,
+                        {{"kernel_shape", test::ints_attr({3, 3})}, {"pads", test::ints_attr({1, 1, 1, 1})},
+                         {"strides", test::ints_attr({2, 2})}}),
+             bits, 5100 + bits);
+}
+
+INSTANTIATE_TEST_SUITE_P(Bits, OpErrorBounds, ::testing::Values(8, 16));
+
+}  // namespace
+}  // namespace fixpoint
