@@ -21,6 +21,7 @@ struct RunArgs {
   std::string output_dir;
   bool verbose = false, quiet = false, raw = false;
   std::string trace_dir;
+  int threads = 1;
 };
 
 void write_outputs(const RunArgs& a, const std::map<std::string, Tensor>& outputs, const std::string& suffix) {
@@ -70,6 +71,7 @@ class TraceWriter {
 void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
   namespace fs = std::filesystem;
   ProgramRunner runner(load_program((fs::path(a.model) / "model.fxp").string()));
+  runner.set_threads(a.threads);
   if (inputs.count("")) {
     FP_CHECK(runner.program().inputs.size() == 1, "--input without a NAME= is only allowed for a model with one input");
     inputs[runner.program().inputs[0].name] = inputs[""];
@@ -140,6 +142,8 @@ void add_run_command(CLI::App& app) {
   c->add_option("--shape", a->shapes, "Bind an input's shape instead of taking it from the input file");
   c->add_flag("-v,--verbose", a->verbose, "Log what each graph pass changed");
   c->add_flag("-q,--quiet", a->quiet, "Do not print output summaries");
+  c->add_option("--threads", a->threads, "Compiled programs: threads for integer kernels (same bits for any count)")
+      ->check(CLI::Range(1, 256));
   c->add_option("--trace", a->trace_dir, "Write every computed tensor as .npy (+ integer codes) and index.json");
   c->add_flag("--raw", a->raw, "Compiled programs: also write the integer codes (<name>.codes.npy) and scales.txt");
   c->callback([a] { run_run(*a); });

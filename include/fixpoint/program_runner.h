@@ -20,6 +20,8 @@ class ProgramRunner {
  public:
   explicit ProgramRunner(Program p);
   const Program& program() const { return prog_; }
+  // Threads for integer kernels; any count gives the same bits.
+  void set_threads(int n) { threads_ = n < 1 ? 1 : n; }
   // Float inputs are quantized with (5) at their tensors' scales; outputs dequantized with (6).
   // `on_op` (optional) sees each op and its outputs (integer codes for fixed-point tensors).
   ProgramOutputs run(const std::map<std::string, Tensor>& inputs,
@@ -27,6 +29,7 @@ class ProgramRunner {
 
  private:
   Program prog_;
+  int threads_ = 1;
 };
 
 }  // namespace fixpoint

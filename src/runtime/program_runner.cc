@@ -88,7 +88,7 @@ ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs,
         }
     } else {
       outs.resize(op.node.outputs.size());
-      qref::QContext ctx{op, ins, {}, {}, outs};
+      qref::QContext ctx{op, ins, {}, {}, outs, threads_};
       for (const auto& in : op.node.inputs) ctx.in_q.push_back(q_of(in));
       for (const auto& o : op.node.outputs) ctx.out_q.push_back(q_of(o));
       try {

@@ -107,3 +107,14 @@ def test_compile_errors(models, tmp_path):
                           ([], "--calib"), (["--calib", "nosuch=x.npy"], "nosuch")]:
         p = run_cli("compile", m, "-o", tmp_path / "o", *args, check=False)
         assert p.returncode == 1 and mention in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
+@pytest.mark.parametrize("bits", ["8", "16"])
+def test_threads_give_the_same_bits(models, tmp_path, bits):
+    prog = compile_(models, "tiny_cnn", tmp_path / "prog", "--bits", bits, "--calib", f"image={models}/tiny_cnn_input.npy")
+    x = f"image={models}/tiny_cnn_input.npy"
+    outs = []
+    for t in ("1", "2", "3"):
+        run_cli("run", prog, "--input", x, "--output-dir", tmp_path / f"t{t}", "-q", "--raw", "--threads", t)
+        outs.append((tmp_path / f"t{t}" / "probabilities.codes.npy").read_bytes())
+    assert outs[0] == outs[1] == outs[2]

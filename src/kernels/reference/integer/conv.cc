@@ -1,6 +1,7 @@
 // Integer Conv and MatMul/Gemm, docs/arithmetic.md (14)-(15): a[c] = q_b[c] + sum (q_x - z_x) q_w,
 // accumulated in int32 (8-bit layers) or int64 ("wide"), then RQ per output channel (13).
 #include "../common.h"
+#include "fixpoint/parallel.h"
 #include "integer_kernels.h"
 
 namespace fixpoint::qref {
@@ -38,11 +39,11 @@ void conv_impl(QContext& c) {
   fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
   int64_t zy = c.out_q[0].zero_point;
   bool wide = op.ints.at("wide") != 0;
-  std::vector<Acc> acc(out_plane);
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
-  for (int64_t b = 0; b < N; ++b)
-    for (int64_t m = 0; m < M; ++m) {
-      std::fill(acc.begin(), acc.end(), static_cast<Acc>(bias[m]));
+  // Each (batch row, output channel) plane is independent: split them across threads.
+  parallel_for(N * M, c.threads, [&](int64_t bm) {
+      int64_t b = bm / M, m = bm % M;
+      std::vector<Acc> acc(out_plane, static_cast<Acc>(bias[m]));
       int64_t g = m / mg;
       for (int64_t ci = 0; ci < cg; ++ci) {
         const int64_t* xp = xq.data() + (b * C + g * cg + ci) * in_plane;
@@ -70,7 +71,7 @@ void conv_impl(QContext& c) {
       }
       int64_t* yp = yq.data() + (b * M + m) * out_plane;
       for (int64_t i = 0; i < out_plane; ++i) yp[i] = requant(acc[i], mult[m], shift[m], wide, zy, r);
-    }
+  });
   store_codes(y, yq);
 }
 
@@ -100,12 +101,13 @@ void matmul_impl(QContext& c) {
   int64_t zy = c.out_q[0].zero_point, rows = x.numel() / std::max<int64_t>(K, 1);
   bool wide = op.ints.at("wide") != 0;
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
-  for (int64_t i = 0; i < rows; ++i)
+  parallel_for(rows, c.threads, [&](int64_t i) {
     for (int64_t j = 0; j < N; ++j) {
       Acc a = static_cast<Acc>(bias[j]);
       for (int64_t k = 0; k < K; ++k) a += static_cast<Acc>(xq[i * K + k]) * pw[j * K + k];
       yq[i * N + j] = requant(a, mult[j], shift[j], wide, zy, r);
     }
+  });
   store_codes(y, yq);
 }
 

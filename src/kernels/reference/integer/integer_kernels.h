@@ -13,6 +13,7 @@ struct QContext {
   std::vector<const Tensor*> in;  // integer codes (or non-float data such as int64 indices)
   std::vector<QParams> in_q, out_q;
   std::vector<Tensor>& out;
+  int threads = 1;  // kernels may split independent output channels/rows across threads
   Tensor& output(size_t i, const Shape& s) { return out.at(i) = Tensor(out_q.at(i).type, s); }
 };
 
