@@ -10,7 +10,7 @@ namespace fixpoint::cli {
 namespace {
 
 struct CompileArgs {
-  std::string model, out_dir, scale_mode = "float", calib_method = "minmax", config;
+  std::string model, out_dir, scale_mode = "float", calib_method = "percentile", config;
   int bits = 8;
   bool qat = false, quiet = false;
   std::vector<std::string> calib, shapes, bits16, params16;
@@ -70,7 +70,7 @@ void add_compile_command(CLI::App& app) {
   c->add_option("-o,--output-dir", a->out_dir, "Folder for model.fxp and compile_report.{json,txt}")->required();
   c->add_option("--bits", a->bits, "Default width: 8, 16, or 32 (float reference, no calibration)");
   c->add_option("--calib", a->calib, "NAME=FILE.npy ([N, ...] stacked samples) or NAME=DIR of .npy samples");
-  c->add_option("--calib-method", a->calib_method, "Range estimation: minmax");
+  c->add_option("--calib-method", a->calib_method, "Range estimation: percentile (default, 99.99th of |x|), minmax, mse, entropy");
   c->add_option("--scale-mode", a->scale_mode, "float (any scale, multiplier+shift) or pow2 (power-of-two scales)");
   c->add_flag("--qat", a->qat, "Use Clip/Relu6 ranges of a QAT model as quantization ranges");
   c->add_option("--bits16", a->bits16, "Layers at 16 bits: node names, output names, globs or op:TYPE (comma-separated)");

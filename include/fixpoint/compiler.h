@@ -16,7 +16,7 @@ struct CompileOptions {
   int bits = 8;                        // 8, 16, or 32 (float reference, no calibration)
   std::string scale_mode = "float";    // "float" or "pow2"
   bool qat = false;                    // take Clip/Relu6 ranges as quantization ranges
-  std::string calib_method = "minmax";
+  std::string calib_method = "percentile";  // best measured int8 OCR accuracy (docs/accuracy.md)
   std::vector<std::string> bits16;     // layers with 16-bit activations and weights
   std::vector<std::string> params16;   // layers with 16-bit weights only
   ShapeBindings shapes;

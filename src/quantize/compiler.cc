@@ -12,6 +12,7 @@
 #include "fixpoint/fixedpoint.h"
 #include "fixpoint/passes.h"
 #include "fixpoint/runtime.h"
+#include "histogram.h"
 
 namespace fixpoint {
 namespace {
@@ -108,8 +109,9 @@ class Compiler {
     FP_CHECK(opts_.bits == 8 || opts_.bits == 16 || opts_.bits == 32, "--bits must be 8, 16 or 32, got ", opts_.bits);
     FP_CHECK(opts_.scale_mode == "float" || opts_.scale_mode == "pow2", "--scale-mode must be float or pow2, got '",
              opts_.scale_mode, "'");
-    FP_CHECK(opts_.calib_method == "minmax", "--calib-method '", opts_.calib_method,
-             "' is not implemented yet (available: minmax)");
+    FP_CHECK(opts_.calib_method == "minmax" || opts_.calib_method == "percentile" || opts_.calib_method == "entropy" ||
+                 opts_.calib_method == "mse",
+             "--calib-method '", opts_.calib_method, "' is unknown (minmax, percentile, entropy, mse)");
     PipelineOptions po;
     po.shapes = opts_.shapes;
     if (calib && calib->size()) {
@@ -153,32 +155,48 @@ class Compiler {
   Graph g_;
   Program prog_;
   std::map<std::string, Stats> stats_;
+  std::map<std::string, AbsHistogram> hist_;  // second calibration pass (not minmax)
   std::map<std::string, std::pair<double, double>> qat_ranges_;
   std::set<std::string> nonneg_;
   std::vector<std::string> rewrites_;
   std::set<std::string> consumed_;  // nodes fused into an earlier op
   std::set<std::string> unsqueeze_;  // calibration inputs given without the batch dim
 
+  // Pass 1: min/max of every tensor. Pass 2 (methods other than minmax): histograms of |x| over
+  // [0, max|x|]. Both stream over the samples; memory is per tensor, not per sample.
   void calibrate(const CalibrationSource& calib) {
     Executor ex(g_);
-    RunOptions ro;
-    ro.on_node = [this](const Node& n, const std::vector<Tensor>& outs) {
-      for (size_t i = 0; i < outs.size(); ++i)
-        if (!n.outputs[i].empty()) stats_[n.outputs[i]].add(outs[i]);
-    };
-    for (size_t i = 0; i < calib.size(); ++i) {
-      auto sample = calib.sample(i);
-      for (auto& [name, t] : sample) {
-        if (unsqueeze_.count(name)) {
-          Shape s = t.shape();
-          s.insert(s.begin(), 1);
-          t = t.reshaped(s);
+    bool hist = opts_.calib_method != "minmax";
+    for (int pass = 0; pass < (hist ? 2 : 1); ++pass) {
+      auto observe = [this, pass](const std::string& t, const Tensor& v) {
+        if (pass == 0) {
+          stats_[t].add(v);
+          return;
         }
-        stats_[name].add(t);
+        auto it = hist_.find(t);
+        if (it == hist_.end()) it = hist_.emplace(t, AbsHistogram(stats_[t].absmax())).first;
+        it->second.add(v);
+      };
+      RunOptions ro;
+      ro.on_node = [&](const Node& n, const std::vector<Tensor>& outs) {
+        for (size_t i = 0; i < outs.size(); ++i)
+          if (!n.outputs[i].empty()) observe(n.outputs[i], outs[i]);
+      };
+      for (size_t i = 0; i < calib.size(); ++i) {
+        auto sample = calib.sample(i);
+        for (auto& [name, t] : sample) {
+          if (unsqueeze_.count(name)) {
+            Shape s = t.shape();
+            s.insert(s.begin(), 1);
+            t = t.reshaped(s);
+          }
+          observe(name, t);
+        }
+        ex.run(sample, ro);
+        if (opts_.progress && (i + 1 == calib.size() || (i + 1) % 10 == 0))
+          opts_.progress(cat("calibration", hist ? cat(" pass ", pass + 1, "/2") : "", ": ", i + 1, "/", calib.size(),
+                             " samples"));
       }
-      ex.run(sample, ro);
-      if (opts_.progress && (i + 1 == calib.size() || (i + 1) % 10 == 0))
-        opts_.progress(cat("calibration: ", i + 1, "/", calib.size(), " samples"));
     }
   }
 
@@ -223,7 +241,11 @@ class Compiler {
     }
     bool nonneg = nonneg_.count(t) || lo >= 0;
     q.type = code_type(bits, nonneg);
-    q.scale = activation_scale(std::max(std::abs(lo), std::abs(hi)), q.type, pow2_);
+    double range = std::max(std::abs(lo), std::abs(hi));
+    auto h = hist_.find(t);
+    if (r == qat_ranges_.end() && h != hist_.end())
+      range = std::min(range, h->second.threshold(opts_.calib_method, fx::range_of(q.type).hi));
+    q.scale = activation_scale(range, q.type, pow2_);
     return q;
   }
 

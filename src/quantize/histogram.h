@@ -1,0 +1,28 @@
+// Range estimation from a streamed histogram of |x| (calibration methods other than minmax).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "fixpoint/tensor.h"
+
+namespace fixpoint {
+
+class AbsHistogram {
+ public:
+  static constexpr int kBins = 2048;
+  explicit AbsHistogram(double max_abs) : max_(max_abs > 0 ? max_abs : 1.0), counts_(kBins, 0.0) {}
+  void add(const Tensor& t);
+  // Clipping threshold T (the quantization range is [-T, T] or [0, T]) for `levels` positive
+  // quantization levels (127 or 255 for 8-bit, 32767 or 65535 for 16-bit).
+  //   percentile: the 99.99th percentile of |x|
+  //   mse:        minimizes the expected squared error (clipping + rounding noise T^2/(12 levels^2))
+  //   entropy:    minimizes KL(P || Q) between the clipped histogram and its quantized version
+  double threshold(const std::string& method, int64_t levels) const;
+
+ private:
+  double max_;
+  std::vector<double> counts_;
+  double total() const;
+};
+
+}  // namespace fixpoint
