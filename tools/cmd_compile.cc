@@ -3,6 +3,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_common.h"
 #include "fixpoint/compiler.h"
 
@@ -33,7 +35,83 @@ std::vector<std::string> split_list(const std::vector<std::string>& v) {
   return r;
 }
 
-void run_compile(const CompileArgs& a) {
+// --config FILE.json: any compile option by its own name (bits, calib, calib_method, scale_mode,
+// qat, bits16, params16, shape) or by TIDL's (tensor_bits, output_feature_16bit_names_list,
+// params_16bit_names_list, quantization_scale_type, calibration_frames). Command-line options win.
+struct ConfigValues {
+  int calibration_frames = 0;  // 0: all samples
+};
+
+std::vector<std::string> json_list(const nlohmann::json& v, const std::string& key) {
+  std::vector<std::string> r;
+  if (v.is_string()) r.push_back(v.get<std::string>());
+  else if (v.is_array())
+    for (const auto& e : v) r.push_back(e.get<std::string>());
+  else fail("--config: '", key, "' must be a string or a list of strings");
+  return r;
+}
+
+ConfigValues apply_config(CompileArgs& a, const CLI::App& app) {
+  ConfigValues cv;
+  if (a.config.empty()) return cv;
+  std::ifstream f(a.config);
+  FP_CHECK(f.good(), "--config '", a.config, "': cannot open file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::exception& e) {
+    fail("--config '", a.config, "': not valid JSON (", e.what(), ")");
+  }
+  FP_CHECK(j.is_object(), "--config '", a.config, "': expected a JSON object");
+  auto given = [&app](const char* opt) { return app.count(opt) > 0; };
+  try {
+    for (const auto& [k, v] : j.items()) {
+      if (k == "bits" || k == "tensor_bits") {
+        if (!given("--bits")) a.bits = v.get<int>();
+      } else if (k == "calib_method") {
+        if (!given("--calib-method")) a.calib_method = v.get<std::string>();
+      } else if (k == "scale_mode") {
+        if (!given("--scale-mode")) a.scale_mode = v.get<std::string>();
+      } else if (k == "quantization_scale_type") {
+        int t = v.get<int>();
+        FP_CHECK(t == 0 || t == 1, "--config: quantization_scale_type ", t, " is not supported (0 or 1)");
+        if (!given("--scale-mode")) a.scale_mode = t == 1 ? "pow2" : "float";
+      } else if (k == "qat") {
+        if (!given("--qat")) a.qat = v.get<bool>();
+      } else if (k == "bits16" || k == "output_feature_16bit_names_list") {
+        if (!given("--bits16")) a.bits16 = json_list(v, k);
+      } else if (k == "params16" || k == "params_16bit_names_list") {
+        if (!given("--params16")) a.params16 = json_list(v, k);
+      } else if (k == "calib") {
+        if (!given("--calib")) a.calib = json_list(v, k);
+      } else if (k == "shape") {
+        if (!given("--shape")) a.shapes = json_list(v, k);
+      } else if (k == "calibration_frames") {
+        cv.calibration_frames = v.get<int>();
+      } else {
+        fail("--config '", a.config, "': unknown option '", k, "'");
+      }
+    }
+  } catch (const nlohmann::json::exception& e) {
+    fail("--config '", a.config, "': wrong value type (", e.what(), ")");
+  }
+  return cv;
+}
+
+// The first `n` samples of another source (TIDL's calibration_frames).
+class FirstSamples : public CalibrationSource {
+ public:
+  FirstSamples(std::unique_ptr<CalibrationSource> s, size_t n) : s_(std::move(s)), n_(std::min(n, s_->size())) {}
+  size_t size() const override { return n_; }
+  std::map<std::string, Tensor> sample(size_t i) const override { return s_->sample(i); }
+
+ private:
+  std::unique_ptr<CalibrationSource> s_;
+  size_t n_;
+};
+
+void run_compile(CompileArgs a, const CLI::App& app) {
+  ConfigValues cv = apply_config(a, app);
   CompileOptions o;
   o.bits = a.bits;
   o.scale_mode = a.scale_mode;
@@ -45,6 +123,8 @@ void run_compile(const CompileArgs& a) {
   if (!a.quiet) o.progress = [](const std::string& line) { std::cerr << line << "\n"; };
   std::unique_ptr<CalibrationSource> calib;
   if (!a.calib.empty()) calib = open_calibration(a.calib);
+  if (calib && cv.calibration_frames > 0)
+    calib = std::make_unique<FirstSamples>(std::move(calib), static_cast<size_t>(cv.calibration_frames));
   CompileResult r = compile_model(a.model, o, calib.get());
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -76,8 +156,9 @@ void add_compile_command(CLI::App& app) {
   c->add_option("--bits16", a->bits16, "Layers at 16 bits: node names, output names, globs or op:TYPE (comma-separated)");
   c->add_option("--params16", a->params16, "Layers with 16-bit weights only (same syntax)");
   c->add_option("--shape", a->shapes, "Bind an input's shape, e.g. --shape x=1x3x48x320");
+  c->add_option("--config", a->config, "JSON file with any of these options (TIDL names accepted)");
   c->add_flag("-q,--quiet", a->quiet, "No progress or summary lines");
-  c->callback([a] { run_compile(*a); });
+  c->callback([a, c] { run_compile(*a, *c); });
 }
 
 }  // namespace fixpoint::cli

@@ -127,6 +127,9 @@ class Compiler {
       // dims (any batch size runs). --shape binds them when the model needs static shapes.
     }
     g_ = load_model(path, po);
+    for (const auto& n : g_.nodes)
+      if (n.op_type == "Softmax" || n.op_type == "Sigmoid" || n.op_type == "HardSigmoid" || n.op_type == "Tanh")
+        bounded_.insert(n.outputs[0]);
     PassManager pm;
     pm.add(make_fuse_conv_batchnorm());
     pm.add(make_dead_node_elimination());
@@ -158,6 +161,7 @@ class Compiler {
   std::map<std::string, AbsHistogram> hist_;  // second calibration pass (not minmax)
   std::map<std::string, std::pair<double, double>> qat_ranges_;
   std::set<std::string> nonneg_;
+  std::set<std::string> bounded_;  // outputs of Softmax/Sigmoid/HardSigmoid/Tanh
   std::vector<std::string> rewrites_;
   std::set<std::string> consumed_;  // nodes fused into an earlier op
   std::set<std::string> unsqueeze_;  // calibration inputs given without the batch dim
@@ -243,7 +247,10 @@ class Compiler {
     q.type = code_type(bits, nonneg);
     double range = std::max(std::abs(lo), std::abs(hi));
     auto h = hist_.find(t);
-    if (r == qat_ranges_.end() && h != hist_.end())
+    // 16-bit tensors have resolution to spare: clipping outliers only costs accuracy there.
+    // Graph outputs and outputs of bounded functions keep their full range: clipping them only
+    // distorts what the user reads (a probability clipped at 0.15 is no probability).
+    if (r == qat_ranges_.end() && h != hist_.end() && bits == 8 && !g_.is_graph_output(t) && !bounded_.count(t))
       range = std::min(range, h->second.threshold(opts_.calib_method, fx::range_of(q.type).hi));
     q.scale = activation_scale(range, q.type, pow2_);
     return q;
