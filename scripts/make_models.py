@@ -12,6 +12,8 @@ Models:
   mlp_batch5     a Gemm-only MLP (4 features -> 5 classes) exported with a static batch of 5,
                  like the seed thread's classifier; mlp_dynamic is the same weights with a
                  dynamic batch; mlp_input.npy holds 5 rows
+  mlp_trained    a Gemm MLP trained here with numpy on a synthetic 5-class task, with its
+                 held-out set (mlp_trained_test.npy, mlp_trained_labels.npy) and calibration rows
   seed_qat       the seed thread's QAT experiment: Clip(0,1) -> pass-through Conv -> Clip(0,4)
   shape_ops      a graph whose Reshape target is computed by Shape/Gather/Unsqueeze/Concat,
                  with Resize, Pad, Split, Transpose, Slice: exercises constant folding
@@ -129,6 +131,55 @@ def mlp(batch):
     return m, {"mlp_input.npy": inp}
 
 
+def mlp_trained():
+    """A Gemm MLP (8 features -> 32 -> 32 -> 5 classes) trained here with numpy on a synthetic
+    task (Gaussian class clusters through a fixed random nonlinearity); held-out set included."""
+    rng = np.random.default_rng(6)
+    centers = rng.normal(0, 2.0, (5, 8))
+    mix = rng.normal(0, 1.0, (8, 8))
+
+    def data(n):
+        y = rng.integers(0, 5, n)
+        x = centers[y] + rng.normal(0, 1.2, (n, 8))
+        return np.tanh(x @ mix / 3) * 3 + 0.1 * x, y
+
+    xtr, ytr = data(4000)
+    xte, yte = data(1000)
+    sizes = [8, 32, 32, 5]
+    W = [rng.normal(0, np.sqrt(2 / a), (a, b)) for a, b in zip(sizes, sizes[1:])]
+    B = [np.zeros(b) for b in sizes[1:]]
+    for step in range(1500):  # full-batch gradient descent with momentum
+        idx = rng.integers(0, len(xtr), 256)
+        h, acts = xtr[idx], [xtr[idx]]
+        for i in range(3):
+            h = h @ W[i] + B[i]
+            if i < 2:
+                h = np.maximum(h, 0)
+            acts.append(h)
+        p = np.exp(h - h.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        g = p
+        g[np.arange(len(idx)), ytr[idx]] -= 1
+        g /= len(idx)
+        for i in reversed(range(3)):
+            gw, gb = acts[i].T @ g, g.sum(0)
+            if i > 0:
+                g = (g @ W[i].T) * (acts[i] > 0)
+            W[i] -= 0.1 * gw
+            B[i] -= 0.1 * gb
+    b = Builder(6)
+    x = "features"
+    for i in range(3):
+        x = b.node("Gemm", [x, b.const(W[i].T.astype(np.float32)), b.const(B[i].astype(np.float32), "b")], transB=1)
+        if i < 2:
+            x = b.node("Relu", [x])
+    b.nodes[-1].output[0] = "logits"
+    m = b.model("mlp_trained", [helper.make_tensor_value_info("features", TensorProto.FLOAT, ["batch", 8])],
+                [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 5])])
+    return m, {"mlp_trained_test.npy": xte.astype(np.float32), "mlp_trained_labels.npy": yte.astype(np.int64),
+               "mlp_trained_calib.npy": xtr[:200].astype(np.float32)}
+
+
 def shape_ops():
     b = Builder(4)
     x = b.node("Relu", [b.conv("x", 3, 8, 3, pad=1)])                      # N x 8 x 16 x 16
@@ -176,6 +227,7 @@ MODELS = {
     "mlp_dynamic": lambda: mlp("batch"),
     "shape_ops": shape_ops,
     "seed_qat": seed_qat,
+    "mlp_trained": mlp_trained,
 }
 
 

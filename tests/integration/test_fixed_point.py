@@ -157,3 +157,35 @@ def test_calibration_methods_all_compile_and_run(models, tmp_path):
     p = run_cli("compile", os.path.join(models, "tiny_cnn.onnx"), "-o", tmp_path / "x", "--calib",
                 f"image={models}/tiny_cnn_input.npy", "--calib-method", "magic", check=False)
     assert p.returncode == 1 and "magic" in p.stderr
+
+
+@pytest.mark.parametrize("key", ["rec", "cls"])
+def test_16_bit_closer_than_8_bit_on_ocr_models(models, tmp_path, key):
+    from conftest import OCR_ASSETS, OCR_MODELS
+    model = os.path.join(OCR_ASSETS, OCR_MODELS[key])
+    x = os.path.join(models, f"ocr_{key}_input.npy")
+    base = np.load(x)
+    rng = np.random.default_rng(3)
+    calib = np.concatenate([base + rng.normal(0, 0.05, base.shape).astype(np.float32), base[..., ::-1]], axis=0)
+    np.save(tmp_path / "calib.npy", calib)
+    # Every traced tensor is compared (the final softmax of cls saturates, so its output alone
+    # cannot tell widths apart); the median layer SNR must improve with 16 bits.
+    import json
+    run_cli("run", model, "--input", f"x={x}", "--output-dir", tmp_path / "f", "-q", "--trace", tmp_path / "tf")
+    ref_index = json.loads((tmp_path / "tf" / "index.json").read_text())
+    snr = {}
+    for bits in ("8", "16"):
+        run_cli("compile", model, "-o", tmp_path / f"p{bits}", "-q", "--bits", bits, "--calib", f"x={tmp_path}/calib.npy")
+        run_cli("run", tmp_path / f"p{bits}", "--input", f"x={x}", "--output-dir", tmp_path / f"o{bits}", "-q",
+                "--trace", tmp_path / f"t{bits}")
+        idx = json.loads((tmp_path / f"t{bits}" / "index.json").read_text())
+        vals = []
+        for name, e in idx.items():
+            if name in ref_index:
+                a = np.load(tmp_path / "tf" / ref_index[name]["file"])
+                b = np.load(tmp_path / f"t{bits}" / e["file"])
+                if a.shape == b.shape and np.any(a):
+                    vals.append(snr_db(a, b))
+        snr[bits] = float(np.median(vals))
+    print(f"ocr {key}: median layer SNR int8 {snr['8']:.1f} dB, int16 {snr['16']:.1f} dB")
+    assert snr["16"] > snr["8"] + 10
