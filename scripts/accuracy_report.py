@@ -63,10 +63,11 @@ def main():
     rows = []
 
     def snr_row(name, model, inp, x, calib, what):
-        ref = r.float_run(model, inp, x, name)
+        tag = name.split()[0]
+        ref = r.float_run(model, inp, x, tag)
         cells = []
         for bits in ("8", "16"):
-            got = r.fixed_run(model, inp, x, calib, bits, name)
+            got = r.fixed_run(model, inp, x, calib, bits, tag)
             cells.append(min(snr_db(ref[k], got[k]) for k in ref))
         rows.append((name, what, f"SNR {cells[0]:.1f} dB", f"SNR {cells[1]:.1f} dB"))
         return ref

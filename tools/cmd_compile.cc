@@ -14,7 +14,7 @@ namespace {
 struct CompileArgs {
   std::string model, out_dir, scale_mode = "float", calib_method = "percentile", config;
   int bits = 8;
-  bool qat = false, quiet = false;
+  bool qat = false, quiet = false, bias_correction = false;
   std::vector<std::string> calib, shapes, bits16, params16;
 };
 
@@ -86,6 +86,8 @@ ConfigValues apply_config(CompileArgs& a, const CLI::App& app) {
         if (!given("--calib")) a.calib = json_list(v, k);
       } else if (k == "shape") {
         if (!given("--shape")) a.shapes = json_list(v, k);
+      } else if (k == "bias_correction") {
+        if (!given("--bias-correction")) a.bias_correction = v.get<bool>();
       } else if (k == "calibration_frames") {
         cv.calibration_frames = v.get<int>();
       } else {
@@ -117,6 +119,7 @@ void run_compile(CompileArgs a, const CLI::App& app) {
   o.scale_mode = a.scale_mode;
   o.calib_method = a.calib_method;
   o.qat = a.qat;
+  o.bias_correction = a.bias_correction;
   o.bits16 = split_list(a.bits16);
   o.params16 = split_list(a.params16);
   o.shapes = parse_shape_options(a.shapes);
@@ -152,6 +155,7 @@ void add_compile_command(CLI::App& app) {
   c->add_option("--calib", a->calib, "NAME=FILE.npy ([N, ...] stacked samples) or NAME=DIR of .npy samples");
   c->add_option("--calib-method", a->calib_method, "Range estimation: percentile (default, 99.99th of |x|), minmax, mse, entropy");
   c->add_option("--scale-mode", a->scale_mode, "float (any scale, multiplier+shift) or pow2 (power-of-two scales)");
+  c->add_flag("--bias-correction", a->bias_correction, "Correct each layer's bias by its mean calibration error");
   c->add_flag("--qat", a->qat, "Use Clip/Relu6 ranges of a QAT model as quantization ranges");
   c->add_option("--bits16", a->bits16, "Layers at 16 bits: node names, output names, globs or op:TYPE (comma-separated)");
   c->add_option("--params16", a->params16, "Layers with 16-bit weights only (same syntax)");

@@ -20,6 +20,7 @@ struct CompileOptions {
   std::vector<std::string> bits16;     // layers with 16-bit activations and weights
   std::vector<std::string> params16;   // layers with 16-bit weights only
   ShapeBindings shapes;
+  bool bias_correction = false;        // empirical per-channel bias correction (Conv/Gemm/MatMul)
   std::function<void(const std::string&)> progress;  // progress lines (may be empty)
 };
 

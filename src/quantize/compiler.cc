@@ -11,6 +11,7 @@
 
 #include "fixpoint/fixedpoint.h"
 #include "fixpoint/passes.h"
+#include "fixpoint/program_runner.h"
 #include "fixpoint/runtime.h"
 #include "histogram.h"
 
@@ -149,6 +150,7 @@ class Compiler {
       else FP_CHECK(opts_.qat, "--calib is required for --bits ", opts_.bits, " (or use --qat for a QAT model)");
     }
     plan();
+    if (opts_.bias_correction && calib && opts_.bits != 32) correct_biases(*calib);
     return finish();
   }
 
@@ -161,7 +163,8 @@ class Compiler {
   std::map<std::string, AbsHistogram> hist_;  // second calibration pass (not minmax)
   std::map<std::string, std::pair<double, double>> qat_ranges_;
   std::set<std::string> nonneg_;
-  std::set<std::string> bounded_;  // outputs of Softmax/Sigmoid/HardSigmoid/Tanh
+  std::set<std::string> bounded_;
+  std::map<std::string, std::string> original_weight_;  // conv/matmul op -> float weight initializer  // outputs of Softmax/Sigmoid/HardSigmoid/Tanh
   std::vector<std::string> rewrites_;
   std::set<std::string> consumed_;  // nodes fused into an earlier op
   std::set<std::string> unsqueeze_;  // calibration inputs given without the batch dim
@@ -202,6 +205,86 @@ class Compiler {
                              " samples"));
       }
     }
+  }
+
+  // Bias correction (Nagel et al., 2019): weight rounding shifts each output channel's mean by
+  // sum_k (W_q - W)[c, k] * E[x_k]; E[x] per input channel comes from the float calibration
+  // run, and the shift is removed from the integer bias. Errors of earlier layers (and clipping)
+  // are deliberately not corrected: they depend on inputs, the weight-rounding bias does not.
+  void correct_biases(const CalibrationSource& calib) {
+    std::map<std::string, std::vector<size_t>> readers;  // input tensor -> conv/matmul ops
+    for (size_t i = 0; i < prog_.ops.size(); ++i)
+      if (prog_.ops[i].kind == "conv" || prog_.ops[i].kind == "matmul") readers[prog_.ops[i].node.inputs[0]].push_back(i);
+    std::map<std::string, std::vector<double>> sums;
+    std::map<std::string, double> counts;
+    auto observe = [&](const std::string& t, const Tensor& v) {
+      auto it = readers.find(t);
+      if (it == readers.end() || !dtype_is_float(v.dtype())) return;
+      bool conv = prog_.ops[it->second[0]].kind == "conv";
+      int64_t C = conv ? v.dim(1) : v.dim(-1), inner = 1;
+      if (conv)
+        for (int64_t d = 2; d < v.rank(); ++d) inner *= v.dim(d);
+      auto& acc = sums[t];
+      acc.resize(static_cast<size_t>(C), 0.0);
+      for (int64_t i = 0; i < v.numel(); ++i) acc[conv ? (i / inner) % C : i % C] += v.get_f64(i);
+      counts[t] += static_cast<double>(v.numel() / C);
+    };
+    Executor ex(g_);
+    RunOptions ro;
+    ro.on_node = [&](const Node& n, const std::vector<Tensor>& outs) {
+      for (size_t i = 0; i < outs.size(); ++i) observe(n.outputs[i], outs[i]);
+    };
+    for (size_t i = 0; i < calib.size(); ++i) {
+      auto sample = calib.sample(i);
+      for (auto& [name, t] : sample) {
+        if (unsqueeze_.count(name)) {
+          Shape sh = t.shape();
+          sh.insert(sh.begin(), 1);
+          t = t.reshaped(sh);
+        }
+        observe(name, t);
+      }
+      ex.run(sample, ro);
+    }
+    int corrected = 0;
+    for (auto& [t, ops] : readers) {
+      if (!counts[t]) continue;
+      for (size_t idx : ops) {
+        QOp& op = prog_.ops[idx];
+        const Tensor& w = g_.initializers.at(original_weight_.at(op.node.name));
+        const Tensor& qw = op.consts.at("weight");
+        const double* ws = op.consts.at("weight_scale").data<double>();
+        double sx = prog_.tensors.at(t).scale;
+        int64_t N = qw.dim(0), K = qw.numel() / N;
+        bool conv = op.kind == "conv";
+        int64_t cg = conv ? qw.dim(1) : K, ks = conv ? K / cg : 1, mg = conv ? N / (static_cast<int64_t>(sums[t].size()) / cg) : N;
+        Tensor bias = op.consts.at("bias").clone();
+        fx::Range acc = fx::range_of(op.ints.at("wide") ? DType::Int64 : DType::Int32);
+        for (int64_t c = 0; c < N; ++c) {
+          double shift = 0;
+          for (int64_t k = 0; k < K; ++k) {
+            int64_t in_ch = conv ? (c / mg) * cg + k / ks : k;
+            double wq = qw.data<int16_t>()[c * K + k] * ws[c];
+            double wf = normalized_weight(op, w, c, k, N, K);
+            shift += (wq - wf) * sums[t][static_cast<size_t>(in_ch)] / counts[t];
+          }
+          bias.data<int64_t>()[c] = fx::sat(bias.data<int64_t>()[c] - static_cast<int64_t>(fx::round_half_up(shift / (sx * ws[c]))), acc);
+        }
+        op.consts["bias"] = bias;
+        ++corrected;
+      }
+    }
+    rewrites_.push_back(cat("bias_correction: corrected the biases of ", corrected, " layer(s)"));
+  }
+
+  // W[c][k] of the float weights in the layout the op's integer weights use.
+  static double normalized_weight(const QOp& op, const Tensor& w, int64_t c, int64_t k, int64_t N, int64_t K) {
+    if (op.node.op_type == "Conv") return w.get_f64(c * K + k);
+    if (op.node.op_type == "Gemm") {
+      double alpha = op.node.attr_float("alpha", 1.0f);
+      return alpha * w.get_f64(op.node.attr_int("transB", 0) ? c * K + k : k * N + c);
+    }
+    return w.get_f64(k * N + c);  // MatMul B is K x N
   }
 
   // QAT: a Clip/Relu6 range is the range of the tensor it bounds; a graph input read only by
@@ -454,6 +537,7 @@ class Compiler {
       if (!wide && K * max_product + std::abs(bias.data<int64_t>()[c]) >= (int64_t{1} << 31)) wide = true;
     }
     op.kind = n.op_type == "Conv" ? "conv" : "matmul";
+    original_weight_[n.name] = n.inputs[1];
     op.consts["weight"] = qw;
     op.consts["bias"] = bias;
     op.consts["mult"] = mult;

@@ -189,3 +189,19 @@ def test_16_bit_closer_than_8_bit_on_ocr_models(models, tmp_path, key):
         snr[bits] = float(np.median(vals))
     print(f"ocr {key}: median layer SNR int8 {snr['8']:.1f} dB, int16 {snr['16']:.1f} dB")
     assert snr["16"] > snr["8"] + 10
+
+
+def test_bias_correction_improves_resnet18_int8(models, tmp_path):
+    x = np.random.default_rng(5).normal(0, 1, (2, 3, 224, 224)).astype(np.float32)
+    np.save(tmp_path / "eval.npy", x)
+    run_cli("run", os.path.join(models, "resnet18.onnx"), "--input", f"input={tmp_path}/eval.npy", "--output-dir",
+            tmp_path / "f", "-q")
+    ref = np.load(tmp_path / "f" / "logits.npy")
+    snr = {}
+    for tag, extra in (("plain", []), ("bc", ["--bias-correction"])):
+        prog = compile_(models, "resnet18", tmp_path / tag, "--calib", f"input={models}/resnet18_input.npy", *extra)
+        snr[tag] = snr_db(ref, run_prog(prog, "input", x, tmp_path, f"o{tag}")["logits"])
+    print(f"resnet18 int8: SNR {snr['plain']:.1f} dB, with bias correction {snr['bc']:.1f} dB")
+    assert snr["bc"] > snr["plain"] + 2
+    rep = (tmp_path / "bc" / "compile_report.txt").read_text()
+    assert "bias_correction: corrected the biases of 21 layer(s)" in rep
