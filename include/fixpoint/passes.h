@@ -33,6 +33,11 @@ std::unique_ptr<Pass> make_dead_node_elimination();
 // Folds an inference BatchNormalization into the Conv that feeds it (weights and bias).
 std::unique_ptr<Pass> make_fuse_conv_batchnorm();
 
+// x * Clip(x + 3, 0, 6) / 6 and x * HardSigmoid(x; 1/6, 1/2) -> HardSwish(x).
+std::unique_ptr<Pass> make_fuse_hardswish();
+// Div(x, constant) -> Mul(x, 1 / constant).
+std::unique_ptr<Pass> make_div_by_constant();
+
 class PassManager {
  public:
   void add(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p)); }

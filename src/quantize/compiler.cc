@@ -133,6 +133,8 @@ class Compiler {
         bounded_.insert(n.outputs[0]);
     PassManager pm;
     pm.add(make_fuse_conv_batchnorm());
+    pm.add(make_fuse_hardswish());
+    pm.add(make_div_by_constant());
     pm.add(make_dead_node_elimination());
     PassLog plog = pm.run(g_);
     for (const auto& l : plog.lines) rewrites_.push_back(l);
