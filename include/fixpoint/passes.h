@@ -35,6 +35,8 @@ std::unique_ptr<Pass> make_fuse_conv_batchnorm();
 
 // x * Clip(x + 3, 0, 6) / 6 and x * HardSigmoid(x; 1/6, 1/2) -> HardSwish(x).
 std::unique_ptr<Pass> make_fuse_hardswish();
+// ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add over the last axis -> LayerNormalization.
+std::unique_ptr<Pass> make_fuse_layernorm();
 // Div(x, constant) -> Mul(x, 1 / constant).
 std::unique_ptr<Pass> make_div_by_constant();
 

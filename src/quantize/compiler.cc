@@ -134,6 +134,7 @@ class Compiler {
     PassManager pm;
     pm.add(make_fuse_conv_batchnorm());
     pm.add(make_fuse_hardswish());
+    pm.add(make_fuse_layernorm());
     pm.add(make_div_by_constant());
     pm.add(make_dead_node_elimination());
     PassLog plog = pm.run(g_);
@@ -407,6 +408,9 @@ class Compiler {
     if (kLutOps.count(t) && prepare_lut(op)) return;
     if (t == "Pow" && prepare_lut(op)) return;
     if (t == "Resize" || t == "Upsample") return to_float(op, "only nearest Resize has an integer kernel yet");
+    bool any_float = std::any_of(n.outputs.begin(), n.outputs.end(),
+                                 [this](const std::string& o) { return !o.empty() && is_float_activation(o); });
+    if (!any_float) return to_float(op, "shape/index arithmetic on integer tensors (folds away when --shape binds the inputs)");
     to_float(op, cat("no integer kernel for ", t, " yet"));
   }
 
