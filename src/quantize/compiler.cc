@@ -172,6 +172,18 @@ class Compiler {
   std::set<std::string> consumed_;  // nodes fused into an earlier op
   std::set<std::string> unsqueeze_;  // calibration inputs given without the batch dim
 
+  // Sample i with the batch dim restored for inputs given without it.
+  std::map<std::string, Tensor> calibration_sample(const CalibrationSource& calib, size_t i) const {
+    auto sample = calib.sample(i);
+    for (auto& [name, t] : sample)
+      if (unsqueeze_.count(name)) {
+        Shape s = t.shape();
+        s.insert(s.begin(), 1);
+        t = t.reshaped(s);
+      }
+    return sample;
+  }
+
   // Pass 1: min/max of every tensor. Pass 2 (methods other than minmax): histograms of |x| over
   // [0, max|x|]. Both stream over the samples; memory is per tensor, not per sample.
   void calibrate(const CalibrationSource& calib) {
@@ -193,15 +205,8 @@ class Compiler {
           if (!n.outputs[i].empty()) observe(n.outputs[i], outs[i]);
       };
       for (size_t i = 0; i < calib.size(); ++i) {
-        auto sample = calib.sample(i);
-        for (auto& [name, t] : sample) {
-          if (unsqueeze_.count(name)) {
-            Shape s = t.shape();
-            s.insert(s.begin(), 1);
-            t = t.reshaped(s);
-          }
-          observe(name, t);
-        }
+        auto sample = calibration_sample(calib, i);
+        for (const auto& [name, t] : sample) observe(name, t);
         ex.run(sample, ro);
         if (opts_.progress && (i + 1 == calib.size() || (i + 1) % 10 == 0))
           opts_.progress(cat("calibration", hist ? cat(" pass ", pass + 1, "/2") : "", ": ", i + 1, "/", calib.size(),
@@ -238,15 +243,8 @@ class Compiler {
       for (size_t i = 0; i < outs.size(); ++i) observe(n.outputs[i], outs[i]);
     };
     for (size_t i = 0; i < calib.size(); ++i) {
-      auto sample = calib.sample(i);
-      for (auto& [name, t] : sample) {
-        if (unsqueeze_.count(name)) {
-          Shape sh = t.shape();
-          sh.insert(sh.begin(), 1);
-          t = t.reshaped(sh);
-        }
-        observe(name, t);
-      }
+      auto sample = calibration_sample(calib, i);
+      for (const auto& [name, t] : sample) observe(name, t);
       ex.run(sample, ro);
     }
     int corrected = 0;

@@ -101,4 +101,13 @@ Window sliding_window(const Node& n, const Shape& x_shape, const Shape& kernel, 
   return w;
 }
 
+Window to_3d(Window w) {
+  while (w.in.size() < 3) {
+    for (Shape* v : {&w.in, &w.out, &w.kernel, &w.stride, &w.dilation}) v->insert(v->begin(), 1);
+    w.pad_begin.insert(w.pad_begin.begin(), 0);
+    w.pad_end.insert(w.pad_end.begin(), 0);
+  }
+  return w;
+}
+
 }  // namespace fixpoint::ref

@@ -126,4 +126,8 @@ struct Window {
 // dilations, pads, auto_pad and (pools) ceil_mode; validates them and computes output sizes.
 Window sliding_window(const Node& n, const Shape& x_shape, const Shape& kernel, bool allow_ceil_mode);
 
+// The same window with 1-D and 2-D geometry padded to 3-D (leading size-1 dims, stride and
+// dilation 1, pads 0), so one loop nest serves every spatial rank.
+Window to_3d(Window w);
+
 }  // namespace fixpoint::ref

@@ -57,7 +57,10 @@ void k_identity(KernelContext& c) { c.set_output(0, c.in(0)); }
 
 void k_dropout(KernelContext& c) {
   // Inference only: training-mode dropout is random and has no place in a reference run.
-  if (const Tensor* t = c.input(2); t && t->numel() == 1 && t->get_f64(0) != 0)
+  // With ratio 0 training mode is deterministic (keeps everything).
+  const Tensor* ratio = c.input(1);
+  bool zero_ratio = ratio && ratio->numel() == 1 && ratio->get_f64(0) == 0.0;
+  if (const Tensor* t = c.input(2); t && t->numel() == 1 && t->get_f64(0) != 0 && !zero_ratio)
     fail(c.node.label(), ": training_mode=true (random dropout) is not supported");
   c.set_output(0, c.in(0));
   if (c.wants_output(1)) {

@@ -7,12 +7,6 @@
 namespace fixpoint::ref {
 namespace {
 
-// Pads spatial vectors of rank < 3 to 3 with a leading size-1 / stride-1 / pad-0 dim.
-Shape pad3(Shape v, int64_t fill) {
-  while (v.size() < 3) v.insert(v.begin(), fill);
-  return v;
-}
-
 void k_conv(KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& w = c.in(1);
@@ -34,8 +28,8 @@ void k_conv(KernelContext& c) {
   Shape ys = {N, M};
   ys.insert(ys.end(), win.out.begin(), win.out.end());
   Tensor& y = c.output(0, x.dtype(), ys);
-  Shape in = pad3(win.in, 1), out = pad3(win.out, 1), k = pad3(win.kernel, 1), s = pad3(win.stride, 1),
-        d = pad3(win.dilation, 1), p = pad3(win.pad_begin, 0);
+  Window w3 = to_3d(win);
+  const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride, &d = w3.dilation, &p = w3.pad_begin;
   int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2], k_size = k[0] * k[1] * k[2];
   int64_t cg = C / group, mg = M / group;
   dispatch_float(x.dtype(), c.node, [&](auto tag) {

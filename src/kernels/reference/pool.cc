@@ -8,18 +8,14 @@
 namespace fixpoint::ref {
 namespace {
 
+// Short names for the 3-D window fields used in the loops below.
 struct Geo3 {
   Shape in, out, k, s, d, p, pe;
 };
 
-Geo3 to3(const Window& w) {
-  Geo3 g{w.in, w.out, w.kernel, w.stride, w.dilation, w.pad_begin, w.pad_end};
-  while (g.in.size() < 3) {
-    for (Shape* v : {&g.in, &g.out, &g.k, &g.s, &g.d}) v->insert(v->begin(), 1);
-    g.p.insert(g.p.begin(), 0);
-    g.pe.insert(g.pe.begin(), 0);
-  }
-  return g;
+Geo3 to3(const Window& win) {
+  Window w = to_3d(win);
+  return Geo3{w.in, w.out, w.kernel, w.stride, w.dilation, w.pad_begin, w.pad_end};
 }
 
 void k_max_pool(KernelContext& c) {

@@ -26,9 +26,8 @@ void conv_impl(QContext& c) {
            " does not fit weights ", shape_str(w.shape()));
   FP_CHECK(C % group == 0 && w.dim(1) == C / group, n.label(), ": input channels ", C, " do not fit weights");
   ref::Window win = ref::sliding_window(n, x.shape(), Shape(w.shape().begin() + 2, w.shape().end()), false);
-  auto pad3 = [](Shape v, int64_t fill) { while (v.size() < 3) v.insert(v.begin(), fill); return v; };
-  Shape in = pad3(win.in, 1), out = pad3(win.out, 1), k = pad3(win.kernel, 1), s = pad3(win.stride, 1),
-        d = pad3(win.dilation, 1), p = pad3(win.pad_begin, 0);
+  ref::Window w3 = ref::to_3d(win);
+  const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride, &d = w3.dilation, &p = w3.pad_begin;
   Shape ys = {N, M};
   ys.insert(ys.end(), win.out.begin(), win.out.end());
   Tensor& y = c.output(0, ys);

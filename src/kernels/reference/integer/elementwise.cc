@@ -84,12 +84,7 @@ void k_avgpool(QContext& c) {
     ks.ints.assign(x.shape().begin() + 2, x.shape().end());
     wn.attrs["kernel_shape"] = ks;
   }
-  ref::Window w = ref::sliding_window(wn, x.shape(), {}, true);
-  while (w.in.size() < 3) {
-    for (Shape* v : {&w.in, &w.out, &w.kernel, &w.stride, &w.dilation}) v->insert(v->begin(), 1);
-    w.pad_begin.insert(w.pad_begin.begin(), 0);
-    w.pad_end.insert(w.pad_end.begin(), 0);
-  }
+  ref::Window w = ref::to_3d(ref::sliding_window(wn, x.shape(), {}, true));
   bool include_pad = wn.attr_int("count_include_pad", 0) != 0;
   Shape ys = {x.dim(0), x.dim(1)};
   for (size_t i = 3 - (x.rank() - 2); i < 3; ++i) ys.push_back(w.out[i]);
