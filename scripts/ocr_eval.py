@@ -17,6 +17,9 @@ import sys
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from make_ocr_inputs import rec_input  # noqa: E402  (PaddleOCR rec preprocessing, one copy)
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 ASSETS = os.path.join(ROOT, "scripts", "oracle", "node_modules", "@gutenye", "ocr-models", "assets")
 REC = os.path.join(ASSETS, "ch_PP-OCRv4_rec_infer.onnx")
@@ -58,11 +61,7 @@ def render(text, font, size):
 
 
 def preprocess(img, height=48, width=320):
-    w = min(width, max(1, int(round(img.width * height / img.height))))
-    a = np.asarray(img.resize((w, height), Image.BILINEAR).convert("RGB"), np.float32) / 255.0
-    out = np.zeros((3, height, width), np.float32)
-    out[:, :, :w] = ((a - 0.5) / 0.5).transpose(2, 0, 1)
-    return out
+    return rec_input(img, height, width)[0]
 
 
 def batch_for(lines, seed):

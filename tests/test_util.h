@@ -1,5 +1,8 @@
 // Helpers for building small graphs in tests.
 #pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <random>
 
 #include "fixpoint/ir.h"
@@ -71,6 +74,16 @@ inline Tensor row(const Tensor& t, int64_t r) {
   size_t bytes = o.nbytes();
   std::memcpy(o.raw(), static_cast<const char*>(t.raw()) + r * bytes, bytes);
   return o;
+}
+
+// max |a - b| relative to the peak |a| (how pass tests judge float rewrites).
+inline double max_rel_err(const Tensor& a, const Tensor& b) {
+  double peak = 0, err = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    peak = std::max(peak, std::abs(a.get_f64(i)));
+    err = std::max(err, std::abs(a.get_f64(i) - b.get_f64(i)));
+  }
+  return err / std::max(peak, 1e-30);
 }
 
 }  // namespace fixpoint::test

@@ -9,15 +9,6 @@ namespace {
 
 using test::make_node;
 
-double max_rel_err(const Tensor& a, const Tensor& b) {
-  double peak = 0, err = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    peak = std::max(peak, std::abs(a.get_f64(i)));
-    err = std::max(err, std::abs(a.get_f64(i) - b.get_f64(i)));
-  }
-  return err / std::max(peak, 1e-30);
-}
-
 void expect_single_hardswish(Graph g) {
   Tensor x = test::random_tensor({2, 3, 4, 5}, 9, -6.0f, 6.0f);
   Tensor before = Executor(g).run({{"x", x}}).at("y");
@@ -29,7 +20,7 @@ void expect_single_hardswish(Graph g) {
   EXPECT_EQ(g.nodes[1].op_type, "HardSwish");
   EXPECT_EQ(g.nodes[1].inputs[0], "x1");
   EXPECT_EQ(g.nodes[1].outputs[0], "y");
-  EXPECT_LE(max_rel_err(before, Executor(g).run({{"x", x}}).at("y")), 1e-5);
+  EXPECT_LE(test::max_rel_err(before, Executor(g).run({{"x", x}}).at("y")), 1e-5);
 }
 
 Graph base() {
@@ -100,7 +91,7 @@ TEST(DivByConstant, BecomesMulByReciprocal) {
   EXPECT_EQ(make_div_by_constant()->run(g, log), 1);
   EXPECT_EQ(g.nodes[1].op_type, "Mul");
   EXPECT_FLOAT_EQ(g.initializers.at(g.nodes[1].inputs[1]).data<float>()[1], 0.25f);
-  EXPECT_LE(max_rel_err(before, Executor(g).run({{"x", x}}).at("y")), 1e-6);
+  EXPECT_LE(test::max_rel_err(before, Executor(g).run({{"x", x}}).at("y")), 1e-6);
   Graph z = base();
   z.initializers["c"] = Tensor::from_f32({0}, {1});
   z.nodes.push_back(make_node("Div", {"x1", "c"}, {"y"}, "div"));

@@ -101,6 +101,19 @@ Window sliding_window(const Node& n, const Shape& x_shape, const Shape& kernel, 
   return w;
 }
 
+int64_t padded_window_cells(const Window& w, const int64_t o3[3]) {
+  int64_t padded = 1;
+  for (int a = 0; a < 3; ++a) {
+    int64_t cells = 0, start = o3[a] * w.stride[a] - w.pad_begin[a];
+    for (int64_t kk = 0; kk < w.kernel[a]; ++kk) {
+      int64_t pos = start + kk * w.dilation[a];
+      if (pos >= -w.pad_begin[a] && pos < w.in[a] + w.pad_end[a]) ++cells;
+    }
+    padded *= cells;
+  }
+  return padded;
+}
+
 Window to_3d(Window w) {
   while (w.in.size() < 3) {
     for (Shape* v : {&w.in, &w.out, &w.kernel, &w.stride, &w.dilation}) v->insert(v->begin(), 1);

@@ -130,4 +130,8 @@ Window sliding_window(const Node& n, const Shape& x_shape, const Shape& kernel, 
 // dilation 1, pads 0), so one loop nest serves every spatial rank.
 Window to_3d(Window w);
 
+// AveragePool's count_include_pad divisor for the window at output position o3 of a 3-D window:
+// cells inside input + pads (cells beyond the end pad that ceil_mode adds are never counted).
+int64_t padded_window_cells(const Window& w3, const int64_t o3[3]);
+
 }  // namespace fixpoint::ref

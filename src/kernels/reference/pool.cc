@@ -75,6 +75,7 @@ void k_average_pool(KernelContext& c) {
   const Tensor& x = c.in(0);
   FP_CHECK(x.rank() >= 3 && x.rank() <= 5, c.node.label(), ": input must be 3-D to 5-D, got ", shape_str(x.shape()));
   Window w = sliding_window(c.node, x.shape(), {}, true);
+  Window w3 = to_3d(w);
   Geo3 g = to3(w);
   bool include_pad = c.node.attr_int("count_include_pad", 0) != 0;
   int64_t N = x.dim(0), C = x.dim(1);
@@ -94,19 +95,9 @@ void k_average_pool(KernelContext& c) {
         for (int64_t oh = 0; oh < g.out[1]; ++oh)
           for (int64_t ow = 0; ow < g.out[2]; ++ow) {
             A sum = 0;
-            int64_t count = 0, padded = 1;
+            int64_t count = 0;
             const int64_t o3[3] = {od, oh, ow};
-            // With count_include_pad the divisor counts window cells inside input + pads
-            // (cells beyond the end pad that ceil_mode adds are never counted).
-            for (int a = 0; a < 3; ++a) {
-              int64_t start = o3[a] * g.s[a] - g.p[a];
-              int64_t cells = 0;
-              for (int64_t kk = 0; kk < g.k[a]; ++kk) {
-                int64_t pos = start + kk * g.d[a];
-                if (pos >= -g.p[a] && pos < g.in[a] + g.pe[a]) ++cells;
-              }
-              padded *= cells;
-            }
+            int64_t padded = include_pad ? padded_window_cells(w3, o3) : 0;
             for (int64_t kd = 0; kd < g.k[0]; ++kd) {
               int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
               if (id < 0 || id >= g.in[0]) continue;

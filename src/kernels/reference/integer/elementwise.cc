@@ -100,16 +100,9 @@ void k_avgpool(QContext& c) {
     for (int64_t od = 0; od < w.out[0]; ++od)
       for (int64_t oh = 0; oh < w.out[1]; ++oh)
         for (int64_t ow = 0; ow < w.out[2]; ++ow) {
-          int64_t sum = 0, count = 0, padded = 1;
+          int64_t sum = 0, count = 0;
           const int64_t o3[3] = {od, oh, ow};
-          for (int a = 0; a < 3; ++a) {
-            int64_t cells = 0, start = o3[a] * w.stride[a] - w.pad_begin[a];
-            for (int64_t kk = 0; kk < w.kernel[a]; ++kk) {
-              int64_t pos = start + kk * w.dilation[a];
-              if (pos >= -w.pad_begin[a] && pos < w.in[a] + w.pad_end[a]) ++cells;
-            }
-            padded *= cells;
-          }
+          int64_t padded = include_pad ? ref::padded_window_cells(w, o3) : 0;
           for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
             int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
             if (id < 0 || id >= w.in[0]) continue;
