@@ -51,7 +51,7 @@ DType code_type(int bits, bool non_negative) {
 // docs/arithmetic.md (7), (8)
 double activation_scale(double hi, DType t, bool pow2) {
   fx::Range r = fx::range_of(t);
-  if (!(hi > 0)) return pow2 ? 1.0 : 1.0;
+  if (!(hi > 0)) return 1.0;  // an all-zero tensor: any scale represents it exactly
   if (pow2) {
     int n_t = static_cast<int>(dtype_size(t) * 8) - (r.lo < 0 ? 1 : 0);
     return std::ldexp(1.0, static_cast<int>(std::ceil(std::log2(hi))) - n_t);

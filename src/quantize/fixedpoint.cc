@@ -26,7 +26,6 @@ Multiplier make_multiplier(double M, bool pow2) {
   if (r.n > 62) {
     r.m = static_cast<int64_t>(round_half_up(std::ldexp(static_cast<double>(r.m), 62 - r.n)));
     r.n = 62;
-    if (r.m == 0) r.m = 0;
   }
   return r;
 }
