@@ -10,30 +10,10 @@
 
 namespace fixpoint::test {
 
-inline Attribute ints_attr(std::vector<int64_t> v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Ints;
-  a.ints = std::move(v);
-  return a;
-}
-inline Attribute int_attr(int64_t v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Int;
-  a.i = v;
-  return a;
-}
-inline Attribute float_attr(float v) {
-  Attribute a;
-  a.kind = Attribute::Kind::Float;
-  a.f = v;
-  return a;
-}
-inline Attribute string_attr(std::string v) {
-  Attribute a;
-  a.kind = Attribute::Kind::String;
-  a.s = std::move(v);
-  return a;
-}
+inline Attribute ints_attr(std::vector<int64_t> v) { return Attribute::of_ints(std::move(v)); }
+inline Attribute int_attr(int64_t v) { return Attribute::of_int(v); }
+inline Attribute float_attr(float v) { return Attribute::of_float(v); }
+inline Attribute string_attr(std::string v) { return Attribute::of_string(std::move(v)); }
 
 inline Node make_node(std::string op, std::vector<std::string> in, std::vector<std::string> out, std::string name = "",
                       std::map<std::string, Attribute> attrs = {}, int opset = 13) {

@@ -15,7 +15,7 @@ struct CompileArgs {
   std::string model, out_dir, scale_mode = "float", calib_method = "percentile", config;
   int bits = 8;
   bool qat = false, quiet = false, bias_correction = false;
-  std::vector<std::string> calib, shapes, bits16, params16;
+  std::vector<std::string> calib, shapes, bits16, params16, deny, allow, disabled_passes;
 };
 
 // LIST options accept comma-separated values too.
@@ -36,8 +36,10 @@ std::vector<std::string> split_list(const std::vector<std::string>& v) {
 }
 
 // --config FILE.json: any compile option by its own name (bits, calib, calib_method, scale_mode,
-// qat, bits16, params16, shape) or by TIDL's (tensor_bits, output_feature_16bit_names_list,
-// params_16bit_names_list, quantization_scale_type, calibration_frames). Command-line options win.
+// qat, bits16, params16, deny, allow, shape) or by TIDL's (tensor_bits,
+// output_feature_16bit_names_list, params_16bit_names_list, quantization_scale_type,
+// calibration_frames, deny_list and deny_list:layer_type [op types], deny_list:layer_name).
+// Command-line options win.
 struct ConfigValues {
   int calibration_frames = 0;  // 0: all samples
 };
@@ -82,6 +84,14 @@ ConfigValues apply_config(CompileArgs& a, const CLI::App& app) {
         if (!given("--bits16")) a.bits16 = json_list(v, k);
       } else if (k == "params16" || k == "params_16bit_names_list") {
         if (!given("--params16")) a.params16 = json_list(v, k);
+      } else if (k == "deny" || k == "deny_list:layer_name") {
+        if (!given("--deny")) for (const auto& e : json_list(v, k)) a.deny.push_back(e);
+      } else if (k == "deny_list" || k == "deny_list:layer_type") {
+        // TIDL lists op types here ("MaxPool, Flatten").
+        if (!given("--deny"))
+          for (const auto& e : split_list(json_list(v, k))) a.deny.push_back(e.rfind("op:", 0) == 0 ? e : "op:" + e);
+      } else if (k == "allow") {
+        if (!given("--allow")) a.allow = json_list(v, k);
       } else if (k == "calib") {
         if (!given("--calib")) a.calib = json_list(v, k);
       } else if (k == "shape") {
@@ -122,6 +132,9 @@ void run_compile(CompileArgs a, const CLI::App& app) {
   o.bias_correction = a.bias_correction;
   o.bits16 = split_list(a.bits16);
   o.params16 = split_list(a.params16);
+  o.deny = split_list(a.deny);
+  o.disabled_passes = split_list(a.disabled_passes);
+  o.allow = split_list(a.allow);
   o.shapes = parse_shape_options(a.shapes);
   if (!a.quiet) o.progress = [](const std::string& line) { std::cerr << line << "\n"; };
   std::unique_ptr<CalibrationSource> calib;
@@ -137,9 +150,11 @@ void run_compile(CompileArgs a, const CLI::App& app) {
   std::ofstream(fs::path(a.out_dir) / "compile_report.json") << r.report.dump(2) << "\n";
   std::ofstream(fs::path(a.out_dir) / "compile_report.txt") << r.report_text;
   if (!a.quiet) {
-    size_t nfloat = r.report["float_fallback"].size();
+    size_t nfloat = r.report["fallback_nodes"].size();
+    const auto& sc = r.report["subgraph_counts"];
     std::cout << "compiled " << a.model << " -> " << (fs::path(a.out_dir) / "model.fxp").string() << " ("
-              << r.program.ops.size() << " ops, " << nfloat << " on the CPU in float; "
+              << r.program.ops.size() << " ops, " << nfloat << " on the CPU in float; " << sc["accelerator"].get<int>()
+              << " accelerator + " << sc["cpu"].get<int>() << " cpu subgraph(s); "
               << (fs::path(a.out_dir) / "compile_report.txt").string() << ")\n";
   }
 }
@@ -159,6 +174,9 @@ void add_compile_command(CLI::App& app) {
   c->add_flag("--qat", a->qat, "Use Clip/Relu6 ranges of a QAT model as quantization ranges");
   c->add_option("--bits16", a->bits16, "Layers at 16 bits: node names, output names, globs or op:TYPE (comma-separated)");
   c->add_option("--params16", a->params16, "Layers with 16-bit weights only (same syntax)");
+  c->add_option("--deny", a->deny, "Nodes forced to the CPU in float (same syntax, e.g. op:Tanh)");
+  c->add_option("--allow", a->allow, "Only these nodes may run on the accelerator (same syntax)");
+  c->add_option("--disable-pass", a->disabled_passes, "Skip compile-time rewrites by name (see compile_report rewrites)");
   c->add_option("--shape", a->shapes, "Bind an input's shape, e.g. --shape x=1x3x48x320");
   c->add_option("--config", a->config, "JSON file with any of these options (TIDL names accepted)");
   c->add_flag("-q,--quiet", a->quiet, "No progress or summary lines");

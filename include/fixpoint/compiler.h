@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fixpoint/model.h"
+#include "fixpoint/partition.h"
 #include "fixpoint/program.h"
 
 namespace fixpoint {
@@ -20,6 +21,9 @@ struct CompileOptions {
   std::vector<std::string> bits16;     // layers with 16-bit activations and weights
   std::vector<std::string> params16;   // layers with 16-bit weights only
   ShapeBindings shapes;
+  std::vector<std::string> deny;       // nodes forced to the CPU (same LIST syntax)
+  std::vector<std::string> allow;      // when non-empty, only these may run on the accelerator
+  std::vector<std::string> disabled_passes;  // compile-time rewrites to skip (by pass name)
   bool bias_correction = false;        // empirical per-channel bias correction (Conv/Gemm/MatMul)
   std::function<void(const std::string&)> progress;  // progress lines (may be empty)
 };
@@ -46,6 +50,5 @@ struct CompileResult {
 CompileResult compile_model(const std::string& model_path, const CompileOptions& opts, const CalibrationSource* calib);
 
 // Does `name` (node name, output tensor name, glob, or "op:TYPE") select `node`?
-bool layer_matches(const std::string& pattern, const Node& node);
 
 }  // namespace fixpoint

@@ -75,4 +75,26 @@ inline int64_t requantize_wide(int64_t a, const Multiplier& mu, int64_t z, Range
   return static_cast<int64_t>(v) + z;
 }
 
+// (28) ISQRT(v) = floor(sqrt(v)) for 0 <= v < 2^126, exactly (digit-by-digit, no floating point).
+inline __int128 isqrt128(__int128 v) {
+  __int128 r = 0, bit = static_cast<__int128>(1) << 124;
+  while (bit > v) bit >>= 2;
+  while (bit != 0) {
+    if (v >= r + bit) {
+      v -= r + bit;
+      r = (r >> 1) + bit;
+    } else {
+      r >>= 1;
+    }
+    bit >>= 2;
+  }
+  return r;
+}
+
+// Floor division of integers (C++ '/' truncates toward zero).
+inline int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
 }  // namespace fixpoint::fx

@@ -41,6 +41,10 @@ struct Attribute {
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
   std::string text() const;
+  static Attribute of_float(float v) { Attribute a; a.kind = Kind::Float; a.f = v; return a; }
+  static Attribute of_int(int64_t v) { Attribute a; a.kind = Kind::Int; a.i = v; return a; }
+  static Attribute of_ints(std::vector<int64_t> v) { Attribute a; a.kind = Kind::Ints; a.ints = std::move(v); return a; }
+  static Attribute of_string(std::string v) { Attribute a; a.kind = Kind::String; a.s = std::move(v); return a; }
 };
 
 struct Node {

@@ -10,8 +10,17 @@
 namespace fixpoint {
 
 struct PassLog {
-  std::vector<std::string> lines;
-  void add(std::string line) { lines.push_back(std::move(line)); }
+  // One rewrite: which pass, what it did, and the ONNX nodes it changed or removed.
+  struct Entry {
+    std::string pass, detail;
+    std::vector<std::string> nodes;
+  };
+  std::vector<std::string> lines;  // readable, in order
+  std::vector<Entry> entries;      // the same for tools (compile_report.json "rewrites")
+  void add(std::string line, std::vector<std::string> nodes = {}) {
+    entries.push_back({"", line, std::move(nodes)});
+    lines.push_back(std::move(line));
+  }
 };
 
 class Pass {
@@ -30,7 +39,7 @@ std::unique_ptr<Pass> make_constant_folding();
 // Removes nodes whose outputs nobody reads and initializers nobody uses.
 std::unique_ptr<Pass> make_dead_node_elimination();
 
-// Folds an inference BatchNormalization into the Conv that feeds it (weights and bias).
+// Folds an inference BatchNormalization into the Conv/ConvTranspose that feeds it.
 std::unique_ptr<Pass> make_fuse_conv_batchnorm();
 
 // x * Clip(x + 3, 0, 6) / 6 and x * HardSigmoid(x; 1/6, 1/2) -> HardSwish(x).
@@ -39,14 +48,31 @@ std::unique_ptr<Pass> make_fuse_hardswish();
 std::unique_ptr<Pass> make_fuse_layernorm();
 // Div(x, constant) -> Mul(x, 1 / constant).
 std::unique_ptr<Pass> make_div_by_constant();
+// Pow(x, c) with a constant scalar c: 2 -> Mul(x, x), 0.5 -> Sqrt(x), 1 -> x, -1 -> Reciprocal(x).
+std::unique_ptr<Pass> make_rewrite_pow();
+// x * 0.5 * (1 + Erf(x / sqrt(2))) in its exported orders -> Gelu(x).
+std::unique_ptr<Pass> make_fuse_gelu();
+// Clip(x + 3, 0, 6) / 6 (not multiplied by x) -> HardSigmoid(x; 1/6, 1/2).
+std::unique_ptr<Pass> make_fuse_hardsigmoid();
+// Mul/Add/Sub by per-output-channel constants after a Conv/ConvTranspose -> its weights and
+// bias; Mul (any padding) / Add (no padding) by per-input-channel constants before a Conv -> the
+// Conv's weights and bias.
+std::unique_ptr<Pass> make_fold_conv_affine();
+// Reshape/Flatten/Squeeze/Unsqueeze chains ending in a constant Reshape collapse to one
+// Reshape; Transpose pairs compose; identity Transposes and no-op Reshapes disappear.
+std::unique_ptr<Pass> make_simplify_reshape_transpose();
 
 class PassManager {
  public:
   void add(std::unique_ptr<Pass> p) { passes_.push_back(std::move(p)); }
+  const std::vector<std::unique_ptr<Pass>>& passes() const { return passes_; }
   // Runs all passes repeatedly until none changes anything (at most `max_rounds` rounds).
   PassLog run(Graph& g, int max_rounds = 8) const;
   // identity elimination, constant folding, dead node elimination.
   static PassManager standard();
+  // The compile-time rewrites (docs/partitioning.md): standard() plus every fusion and
+  // simplification above, in an order where each one's output feeds the next.
+  static PassManager compile_time(const std::vector<std::string>& disabled = {});
 
  private:
   std::vector<std::unique_ptr<Pass>> passes_;

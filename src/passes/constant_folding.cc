@@ -55,7 +55,7 @@ class ConstantFolding : public Pass {
       auto clampi = [r](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
       std::vector<int64_t> v(s.begin() + clampi(start), s.begin() + std::max(clampi(start), clampi(end)));
       g.initializers[n.outputs[0]] = Tensor::from_i64(v, {static_cast<int64_t>(v.size())});
-      log.add(cat("folded ", n.label(), " -> ", shape_str({static_cast<int64_t>(v.size())})));
+      log.add(cat("folded ", n.label(), " -> ", shape_str({static_cast<int64_t>(v.size())})), {n.name});
       return true;
     }
     std::vector<const Tensor*> ins;
@@ -75,7 +75,7 @@ class ConstantFolding : public Pass {
       if (t.numel() > kMaxFoldedElements) return false;
     for (size_t i = 0; i < outs.size(); ++i)
       if (!n.outputs[i].empty()) g.initializers[n.outputs[i]] = outs[i].clone();
-    log.add(cat("folded ", n.label()));
+    log.add(cat("folded ", n.label()), {n.name});
     return true;
   }
 };

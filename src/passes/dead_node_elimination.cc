@@ -20,7 +20,7 @@ class DeadNodeElimination : public Pass {
       if (live) continue;
       for (const auto& in : n.inputs)
         if (!in.empty()) --uses[in];
-      log.add(cat("removed ", n.label()));
+      log.add(cat("removed ", n.label()), {n.name});
       g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(k));
       ++changed;
     }

@@ -24,7 +24,7 @@ class DivByConstant : public Pass {
       g.initializers[rname] = r;
       n.op_type = "Mul";
       n.inputs[1] = rname;
-      log.add(cat("node '", n.name, "': Div by a constant became Mul by its reciprocal"));
+      log.add(cat("node '", n.name, "': Div by a constant became Mul by its reciprocal"), {n.name});
       ++changed;
     }
     return changed;

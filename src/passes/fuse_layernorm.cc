@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fixpoint/graph_match.h"
 #include "fixpoint/passes.h"
 
 namespace fixpoint {
@@ -36,7 +37,8 @@ class FuseLayerNorm : public Pass {
       g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(),
                                    [&](const Node& n) { return std::count(m.removed.begin(), m.removed.end(), n.name); }),
                     g.nodes.end());
-      log.add(cat("fused ", m.removed.size() + 1, " nodes ending at '", ln.name, "' into LayerNormalization"));
+      m.removed.push_back(ln.name);
+      log.add(cat("fused ", m.removed.size(), " nodes ending at '", ln.name, "' into LayerNormalization"), m.removed);
       ++changed;
       i = 0;
     }
@@ -50,25 +52,12 @@ class FuseLayerNorm : public Pass {
     std::vector<std::string> removed;
   };
 
-  static const Node* producer(const Graph& g, const std::string& t) {
-    for (const auto& n : g.nodes)
-      for (const auto& o : n.outputs)
-        if (o == t) return &n;
-    return nullptr;
-  }
-  static const Tensor* constant(const Graph& g, const std::string& t) {
-    auto it = g.initializers.find(t);
-    return it == g.initializers.end() ? nullptr : &it->second;
-  }
-  static bool inner(const Graph& g, const std::string& t, int uses) {
-    return g.use_counts()[t] == uses && !g.is_graph_output(t);
-  }
   // ReduceMean over the last axis only, keepdims.
   static bool mean_last(const Graph& g, const Node* n) {
     if (!n || n->op_type != "ReduceMean" || n->attr_int("keepdims", 1) != 1) return false;
     std::vector<int64_t> axes = n->attr_ints("axes");
     if (axes.empty() && n->inputs.size() > 1)
-      if (const Tensor* t = constant(g, n->inputs[1])) axes = t->to_i64_vector();
+      if (const Tensor* t = match::constant(g, n->inputs[1])) axes = t->to_i64_vector();
     const ValueInfo* vi = g.info(n->inputs[0]);
     int64_t rank = vi && vi->shape ? static_cast<int64_t>(vi->shape->size()) : -1;
     return axes.size() == 1 && (axes[0] == -1 || (rank > 0 && axes[0] == rank - 1));
@@ -84,38 +73,39 @@ class FuseLayerNorm : public Pass {
   static bool match(const Graph& g, const Node& add_beta, Match* m) {
     if (add_beta.op_type != "Add" || !add_beta.domain.empty()) return false;
     for (int k = 0; k < 2; ++k) {
-      const Tensor* beta = constant(g, add_beta.inputs[1 - k]);
-      const Node* mul = producer(g, add_beta.inputs[k]);
-      if (!beta || !mul || mul->op_type != "Mul" || !inner(g, add_beta.inputs[k], 1)) continue;
+      const Tensor* beta = match::constant(g, add_beta.inputs[1 - k]);
+      const Node* mul = match::producer(g, add_beta.inputs[k]);
+      if (!beta || !mul || mul->op_type != "Mul" || !match::inner(g, add_beta.inputs[k], 1)) continue;
       for (int j = 0; j < 2; ++j) {
-        const Tensor* gamma = constant(g, mul->inputs[1 - j]);
-        const Node* div = producer(g, mul->inputs[j]);
-        if (!gamma || !div || div->op_type != "Div" || !inner(g, mul->inputs[j], 1)) continue;
-        const Node* sub = producer(g, div->inputs[0]);
-        const Node* sqrt = producer(g, div->inputs[1]);
+        const Tensor* gamma = match::constant(g, mul->inputs[1 - j]);
+        const Node* div = match::producer(g, mul->inputs[j]);
+        if (!gamma || !div || div->op_type != "Div" || !match::inner(g, mul->inputs[j], 1)) continue;
+        const Node* sub = match::producer(g, div->inputs[0]);
+        const Node* sqrt = match::producer(g, div->inputs[1]);
         if (!sub || sub->op_type != "Sub" || !sqrt || sqrt->op_type != "Sqrt") continue;
-        if (!inner(g, div->inputs[0], 2) || !inner(g, div->inputs[1], 1)) continue;
-        const Node* mean = producer(g, sub->inputs[1]);
-        if (!mean_last(g, mean) || mean->inputs[0] != sub->inputs[0] || !inner(g, sub->inputs[1], 1)) continue;
-        const Node* add_eps = producer(g, sqrt->inputs[0]);
-        if (!add_eps || add_eps->op_type != "Add" || !inner(g, sqrt->inputs[0], 1)) continue;
+        if (!match::inner(g, div->inputs[1], 1)) continue;
+        const Node* mean = match::producer(g, sub->inputs[1]);
+        if (!mean_last(g, mean) || mean->inputs[0] != sub->inputs[0] || !match::inner(g, sub->inputs[1], 1)) continue;
+        const Node* add_eps = match::producer(g, sqrt->inputs[0]);
+        if (!add_eps || add_eps->op_type != "Add" || !match::inner(g, sqrt->inputs[0], 1)) continue;
         int e = -1;
         for (int q = 0; q < 2; ++q)
-          if (const Tensor* t = constant(g, add_eps->inputs[q]); t && t->numel() == 1) e = q;
+          if (const Tensor* t = match::constant(g, add_eps->inputs[q]); t && t->numel() == 1) e = q;
         if (e < 0) continue;
-        const Node* var = producer(g, add_eps->inputs[1 - e]);
-        if (!mean_last(g, var) || !inner(g, add_eps->inputs[1 - e], 1)) continue;
-        const Node* pow = producer(g, var->inputs[0]);
-        if (!pow || !inner(g, var->inputs[0], 1)) continue;
+        const Node* var = match::producer(g, add_eps->inputs[1 - e]);
+        if (!mean_last(g, var) || !match::inner(g, add_eps->inputs[1 - e], 1)) continue;
+        const Node* pow = match::producer(g, var->inputs[0]);
+        if (!pow || !match::inner(g, var->inputs[0], 1)) continue;
         bool square = false;
         if (pow->op_type == "Pow" && pow->inputs[0] == div->inputs[0])
-          if (const Tensor* p = constant(g, pow->inputs[1]); p && p->numel() == 1 && p->get_f64(0) == 2.0) square = true;
+          if (const Tensor* p = match::constant(g, pow->inputs[1]); p && p->numel() == 1 && p->get_f64(0) == 2.0) square = true;
         if (pow->op_type == "Mul" && pow->inputs[0] == div->inputs[0] && pow->inputs[1] == div->inputs[0]) square = true;
-        if (!square) continue;
+        // d = x - mean feeds the Div and the square: Pow(d, 2) reads it once, Mul(d, d) twice.
+        if (!square || !match::inner(g, div->inputs[0], pow->op_type == "Mul" ? 3 : 2)) continue;
         m->x = sub->inputs[0];
         m->gamma = mul->inputs[1 - j];
         m->beta = add_beta.inputs[1 - k];
-        m->eps = static_cast<float>(constant(g, add_eps->inputs[e])->get_f64(0));
+        m->eps = static_cast<float>(match::constant(g, add_eps->inputs[e])->get_f64(0));
         m->removed = {mean->name, sub->name, pow->name, var->name, add_eps->name, sqrt->name, div->name, mul->name};
         (void)gamma;
         (void)beta;

@@ -3,6 +3,7 @@
 // write the graph output directly, if that is unambiguous; otherwise the node stays.
 #include <algorithm>
 
+#include "fixpoint/graph_match.h"
 #include "fixpoint/passes.h"
 
 namespace fixpoint {
@@ -25,23 +26,9 @@ class IdentityElimination : public Pass {
         removable = removable && it != g.initializers.end() && it->second.numel() == 1 && it->second.get_f64(0) == 0;
       }
       if (!removable) { ++i; continue; }
-      std::string in = n.inputs[0], out = n.outputs[0];
-      if (g.is_graph_output(out)) {
-        // Keep names of graph outputs: rename the producer's output if it is not used elsewhere.
-        auto prod = g.producers();
-        auto uses = g.use_counts();
-        auto p = prod.find(in);
-        if (p == prod.end() || uses[in] != 1 || g.is_graph_output(in)) { ++i; continue; }
-        for (auto& o : g.nodes[p->second].outputs)
-          if (o == in) o = out;
-        if (g.value_info.count(in)) g.value_info[out] = g.value_info[in], g.value_info[out].name = out;
-      } else {
-        for (auto& m : g.nodes)
-          for (auto& x : m.inputs)
-            if (x == out) x = in;
-      }
-      log.add(cat("removed ", n.label()));
-      g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
+      std::string label = n.label(), name = n.name;
+      if (!match::bypass(g, i)) { ++i; continue; }
+      log.add(cat("removed ", label), {name});
       ++changed;
     }
     return changed;

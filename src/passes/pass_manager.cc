@@ -1,3 +1,6 @@
+#include <set>
+
+#include "fixpoint/error.h"
 #include "fixpoint/passes.h"
 
 namespace fixpoint {
@@ -11,8 +14,12 @@ PassLog PassManager::run(Graph& g, int max_rounds) const {
       int n = p->run(g, local);
       changed += n;
       if (n) {
-        log.add(cat(p->name(), ": changed ", n, " node(s)"));
-        for (auto& l : local.lines) log.add(cat("  ", p->name(), ": ", l));
+        log.lines.push_back(cat(p->name(), ": changed ", n, " node(s)"));
+        for (auto& e : local.entries) {
+          log.lines.push_back(cat("  ", p->name(), ": ", e.detail));
+          e.pass = p->name();
+          log.entries.push_back(std::move(e));
+        }
         g.validate();
       }
     }
@@ -26,6 +33,29 @@ PassManager PassManager::standard() {
   pm.add(make_identity_elimination());
   pm.add(make_constant_folding());
   pm.add(make_dead_node_elimination());
+  return pm;
+}
+
+PassManager PassManager::compile_time(const std::vector<std::string>& disabled) {
+  std::vector<std::unique_ptr<Pass>> all;
+  all.push_back(make_identity_elimination());
+  all.push_back(make_rewrite_pow());
+  all.push_back(make_div_by_constant());
+  all.push_back(make_simplify_reshape_transpose());
+  all.push_back(make_fuse_conv_batchnorm());
+  all.push_back(make_fold_conv_affine());
+  all.push_back(make_fuse_hardswish());
+  all.push_back(make_fuse_hardsigmoid());
+  all.push_back(make_fuse_gelu());
+  all.push_back(make_fuse_layernorm());
+  all.push_back(make_dead_node_elimination());
+  PassManager pm;
+  std::set<std::string> off(disabled.begin(), disabled.end());
+  for (auto& p : all) {
+    if (off.erase(p->name())) continue;
+    pm.add(std::move(p));
+  }
+  FP_CHECK(off.empty(), "--disable-pass: no compile-time pass named '", *off.begin(), "'");
   return pm;
 }
 

@@ -5,11 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fnmatch.h>
 #include <set>
 #include <sstream>
 
 #include "fixpoint/fixedpoint.h"
+#include "fixpoint/graph_match.h"
+#include "fixpoint/partition.h"
 #include "fixpoint/passes.h"
 #include "fixpoint/program_runner.h"
 #include "fixpoint/runtime.h"
@@ -20,11 +21,6 @@ namespace {
 
 using json = nlohmann::json;
 
-const std::set<std::string> kMoveOps = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice",
-                                        "Split", "Gather", "DepthToSpace", "SpaceToDepth", "Identity", "Dropout",
-                                        "MaxPool", "Expand", "Tile"};
-const std::set<std::string> kLutOps = {"Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Exp", "Erf", "Softplus",
-                                       "LeakyRelu", "Elu", "Relu", "Clip", "Abs", "Neg", "Sqrt", "Reciprocal"};
 const std::set<std::string> kNonNegativeOps = {"Relu", "Sigmoid", "HardSigmoid", "Softmax", "Abs", "Exp", "Sqrt"};
 
 struct Stats {
@@ -65,18 +61,6 @@ double weight_scale(double absmax, DType t, bool pow2) {
   if (!(absmax > 0)) return 1.0;
   if (pow2) return std::ldexp(1.0, -static_cast<int>(std::floor(std::log2(qmax / absmax))));
   return absmax / qmax;
-}
-
-const Node* single_consumer(const Graph& g, const std::string& t) {
-  const Node* found = nullptr;
-  int n = 0;
-  for (const auto& node : g.nodes)
-    for (const auto& in : node.inputs)
-      if (in == t) {
-        found = &node;
-        ++n;
-      }
-  return n == 1 ? found : nullptr;
 }
 
 // Clip bounds from attributes (opset < 11) or constant inputs; false when not constant.
@@ -131,14 +115,10 @@ class Compiler {
     for (const auto& n : g_.nodes)
       if (n.op_type == "Softmax" || n.op_type == "Sigmoid" || n.op_type == "HardSigmoid" || n.op_type == "Tanh")
         bounded_.insert(n.outputs[0]);
-    PassManager pm;
-    pm.add(make_fuse_conv_batchnorm());
-    pm.add(make_fuse_hardswish());
-    pm.add(make_fuse_layernorm());
-    pm.add(make_div_by_constant());
-    pm.add(make_dead_node_elimination());
-    PassLog plog = pm.run(g_);
+    PassLog plog = PassManager::compile_time(opts_.disabled_passes).run(g_);
     for (const auto& l : plog.lines) rewrites_.push_back(l);
+    for (const auto& e : plog.entries) rewrite_entries_.push_back({{"pass", e.pass}, {"detail", e.detail}, {"nodes", e.nodes}});
+    part_ = partition_graph(g_, PartitionOptions{opts_.deny, opts_.allow});
 
     prog_.source_model = path;
     prog_.scale_mode = opts_.scale_mode;
@@ -168,8 +148,10 @@ class Compiler {
   std::set<std::string> nonneg_;
   std::set<std::string> bounded_;
   std::map<std::string, std::string> original_weight_;  // conv/matmul op -> float weight initializer  // outputs of Softmax/Sigmoid/HardSigmoid/Tanh
-  std::vector<std::string> rewrites_;
+  std::vector<std::string> rewrites_;  // readable lines for compile_report.txt
+  json rewrite_entries_ = json::array();  // {pass, detail, nodes} for compile_report.json
   std::set<std::string> consumed_;  // nodes fused into an earlier op
+  Partition part_;                  // which nodes the accelerator runs (capability, deny/allow, islands)
   std::set<std::string> unsqueeze_;  // calibration inputs given without the batch dim
 
   // Sample i with the batch dim restored for inputs given without it.
@@ -276,6 +258,7 @@ class Compiler {
       }
     }
     rewrites_.push_back(cat("bias_correction: corrected the biases of ", corrected, " layer(s)"));
+    rewrite_entries_.push_back({{"pass", "bias_correction"}, {"detail", rewrites_.back()}, {"nodes", json::array()}});
   }
 
   // W[c][k] of the float weights in the layout the op's integer weights use.
@@ -296,19 +279,15 @@ class Compiler {
       if (n.op_type != "Clip" || !clip_bounds(g_, n, &lo, &hi) || !std::isfinite(lo) || !std::isfinite(hi)) continue;
       qat_ranges_[n.outputs[0]] = {lo, hi};
       for (const auto& in : g_.inputs)
-        if (in.name == n.inputs[0] && single_consumer(g_, in.name) == &n) qat_ranges_[in.name] = {lo, hi};
+        if (in.name == n.inputs[0] && match::single_consumer(g_, in.name) == &n) qat_ranges_[in.name] = {lo, hi};
     }
   }
 
   int layer_bits(const Node& n) const {
-    for (const auto& p : opts_.bits16)
-      if (layer_matches(p, n)) return 16;
-    return opts_.bits;
+    return layer_matches_any(opts_.bits16, n) ? 16 : opts_.bits;
   }
   bool params16(const Node& n) const {
-    for (const auto& p : opts_.params16)
-      if (layer_matches(p, n)) return true;
-    return layer_bits(n) == 16;
+    return layer_matches_any(opts_.params16, n) || layer_bits(n) == 16;
   }
 
   // Quantization of a float tensor produced at `bits`, from QAT range or calibration.
@@ -366,6 +345,8 @@ class Compiler {
       if (opts_.bits == 32) {
         op.kind = "float";
         op.reason = "float reference (--bits 32)";
+      } else if (!layer_allowed(n)) {
+        to_float(op, part_.cpu_reason.at(n.name));
       } else {
         choose_kind(op);
       }
@@ -376,6 +357,8 @@ class Compiler {
     for (const auto& [name, t] : g_.initializers) prog_.float_constants[name] = t;
   }
 
+  bool layer_allowed(const Node& n) const { return part_.on_accelerator(n.name); }
+
   bool all_inputs_quantized(const Node& n, size_t count) const {
     for (size_t i = 0; i < std::min(count, n.inputs.size()); ++i)
       if (n.inputs[i].empty() || q_of(n.inputs[i]).is_float()) return false;
@@ -385,8 +368,10 @@ class Compiler {
   void choose_kind(QOp& op) {
     const Node& n = op.node;
     const std::string& t = n.op_type;
-    if (!n.domain.empty()) return to_float(op, "op not in the default ONNX domain");
-    if ((t == "Conv" || t == "Gemm" || t == "MatMul") && prepare_matmul_like(op)) return;
+    if ((t == "Conv" || t == "ConvTranspose" || t == "Gemm" || t == "MatMul") && prepare_matmul_like(op)) return;
+    if (t == "MatMul" && prepare_matmul2(op)) return;
+    if (t == "Softmax" && prepare_softmax(op)) return;
+    if (t == "LayerNormalization" && prepare_layernorm(op)) return;
     if ((t == "Add" || t == "Sub" || t == "Mul") && prepare_binary(op)) return;
     if (t == "Concat" && prepare_concat(op)) return;
     if ((t == "AveragePool" || t == "GlobalAveragePool") && prepare_avgpool(op)) return;
@@ -405,11 +390,9 @@ class Compiler {
     }
     if (kLutOps.count(t) && prepare_lut(op)) return;
     if (t == "Pow" && prepare_lut(op)) return;
-    if (t == "Resize" || t == "Upsample") return to_float(op, "only nearest Resize has an integer kernel yet");
-    bool any_float = std::any_of(n.outputs.begin(), n.outputs.end(),
-                                 [this](const std::string& o) { return !o.empty() && is_float_activation(o); });
-    if (!any_float) return to_float(op, "shape/index arithmetic on integer tensors (folds away when --shape binds the inputs)");
-    to_float(op, cat("no integer kernel for ", t, " yet"));
+    // The capability table said yes, but an operand has no quantization (a tensor calibration
+    // never reached, or an operand a CPU node left in float).
+    to_float(op, "unsupported attribute: an operand has no fixed-point encoding (not reached by calibration?)");
   }
 
   bool pad_is_movable(const Node& n) const {
@@ -429,11 +412,18 @@ class Compiler {
     op.reason = why;
   }
 
+  // Whether a node the accelerator runs reads t (then a CPU result must be quantized).
+  bool read_by_accelerator(const std::string& t) const {
+    for (const auto& n : g_.nodes)
+      if (layer_allowed(n) && std::find(n.inputs.begin(), n.inputs.end(), t) != n.inputs.end()) return true;
+    return false;
+  }
+
   void plan_float(QOp& op) {
     // Outputs of a float fallback op are quantized at the op's width so integer consumers work.
     for (const auto& o : op.node.outputs) {
       if (o.empty()) continue;
-      if (opts_.bits == 32 || !is_float_activation(o)) {
+      if (opts_.bits == 32 || !is_float_activation(o) || !read_by_accelerator(o)) {
         set_q(o, QParams{});
         continue;
       }
@@ -452,8 +442,8 @@ class Compiler {
     *hi = std::numeric_limits<double>::infinity();
     std::string out = op.node.outputs[0];
     if (g_.is_graph_output(out)) return out;
-    const Node* act = single_consumer(g_, out);
-    if (!act || (act->op_type != "Relu" && act->op_type != "Clip") || act->inputs[0] != out) return out;
+    const Node* act = match::single_consumer(g_, out);
+    if (!act || (act->op_type != "Relu" && act->op_type != "Clip") || act->inputs[0] != out || !layer_allowed(*act)) return out;
     double a, b;
     if (!clip_bounds(g_, *act, &a, &b)) return out;
     *lo = a;
@@ -462,6 +452,24 @@ class Compiler {
     op.fused.push_back(act->name);
     op.node.outputs[0] = act->outputs[0];
     return act->outputs[0];
+  }
+
+  // MatMul(x, W) + c with a constant c of one value per output column (shape [N] or [1, .., N]):
+  // c becomes the op's bias, as in Gemm (exporters split Linear layers on 3-D inputs this way).
+  const Tensor* fuse_bias_add(QOp& op, int64_t N) {
+    std::string out = op.node.outputs[0];
+    if (g_.is_graph_output(out)) return nullptr;
+    const Node* add = match::single_consumer(g_, out);
+    if (!add || add->op_type != "Add" || !add->domain.empty() || add->inputs.size() != 2 || !layer_allowed(*add)) return nullptr;
+    const std::string& c = add->inputs[0] == out ? add->inputs[1] : add->inputs[0];
+    const Tensor* t = match::constant(g_, c);
+    if (!t || t->dtype() != DType::Float32 || t->numel() != N || t->rank() < 1 || t->dim(-1) != N) return nullptr;
+    const ValueInfo* vy = g_.info(out);
+    if (!vy || !vy->shape || static_cast<int64_t>(vy->shape->size()) < t->rank()) return nullptr;  // c must not add dims
+    consumed_.insert(add->name);
+    op.fused.push_back(add->name);
+    op.node.outputs[0] = add->outputs[0];
+    return t;
   }
 
   // [lo, hi] of output codes with a fused activation (docs/arithmetic.md §5.1).
@@ -491,6 +499,18 @@ class Compiler {
       N = w.dim(0);
       K = w.numel() / N;
       wn = w;
+    } else if (n.op_type == "ConvTranspose") {
+      // W[C, M/g, k...] -> one row per output channel m: W'[m][(c - g cg) k_size + k] (22).
+      if (w.rank() < 3) return false;
+      int64_t group = n.attr_int("group", 1), C = w.dim(0), mg = w.dim(1), ks = w.numel() / (C * mg), cg = C / group;
+      N = mg * group;
+      K = cg * ks;
+      wn = Tensor(DType::Float32, {N, K});
+      for (int64_t m = 0; m < N; ++m)
+        for (int64_t ci = 0; ci < cg; ++ci)
+          for (int64_t k = 0; k < ks; ++k)
+            wn.data<float>()[m * K + ci * ks + k] = w.data<float>()[(((m / mg) * cg + ci) * mg + m % mg) * ks + k];
+      if (b && b->numel() != N) return false;
     } else if (n.op_type == "Gemm") {
       if (n.attr_int("transA", 0) || w.rank() != 2) return false;
       alpha = n.attr_float("alpha", 1.0f);
@@ -510,6 +530,7 @@ class Compiler {
       for (int64_t i = 0; i < N; ++i)
         for (int64_t k = 0; k < K; ++k) wn.data<float>()[i * K + k] = w.data<float>()[k * N + i];
     }
+    if (n.op_type == "MatMul" && !b) b = fuse_bias_add(op, N);
     QParams qx = q_of(n.inputs[0]);
     double lo, hi;
     std::string out = fuse_activation(op, &lo, &hi);
@@ -540,7 +561,11 @@ class Compiler {
       // §4: int32 accumulation must not overflow.
       if (!wide && K * max_product + std::abs(bias.data<int64_t>()[c]) >= (int64_t{1} << 31)) wide = true;
     }
-    op.kind = n.op_type == "Conv" ? "conv" : "matmul";
+    op.kind = n.op_type == "Conv" ? "conv" : n.op_type == "ConvTranspose" ? "conv_transpose" : "matmul";
+    if (n.op_type == "ConvTranspose") {
+      op.ints["mg"] = w.dim(1);
+      op.consts["kernel_shape"] = Tensor::from_i64(Shape(w.shape().begin() + 2, w.shape().end()), {w.rank() - 2});
+    }
     original_weight_[n.name] = n.inputs[1];
     op.consts["weight"] = qw;
     op.consts["bias"] = bias;
@@ -671,6 +696,86 @@ class Compiler {
     return true;
   }
 
+  // MatMul of two activations (21).
+  bool prepare_matmul2(QOp& op) {
+    const Node& n = op.node;
+    if (n.inputs.size() != 2 || !all_inputs_quantized(n, 2)) return false;
+    QParams qa = q_of(n.inputs[0]), qb = q_of(n.inputs[1]);
+    double lo, hi;
+    std::string out = fuse_activation(op, &lo, &hi);
+    if (std::isfinite(lo) && lo >= 0) nonneg_.insert(out);
+    QParams qy = activation_qparams(out, op.bits);
+    set_q(out, qy);
+    double M = qa.scale * qb.scale / qy.scale;
+    fx::Multiplier mu = fx::make_multiplier(M, pow2_ && is_pow2(M));
+    op.kind = "matmul2";
+    op.ints["m"] = mu.m;
+    op.ints["n"] = mu.n;
+    set_clamp(op, qy, lo, hi);
+    return true;
+  }
+
+  // Softmax (23): E[d] = R(2^30 exp(-s_x d)) for d = 0 .. span of the input codes; the output is
+  // unsigned with the fixed scale 1/q_max (pow2 mode: 2^-bits), Q = 1/s_y.
+  bool prepare_softmax(QOp& op) {
+    const Node& n = op.node;
+    if (!all_inputs_quantized(n, 1)) return false;
+    QParams qx = q_of(n.inputs[0]);
+    fx::Range rx = fx::range_of(qx.type);
+    QParams qy;
+    qy.type = code_type(op.bits, true);
+    int64_t Q = pow2_ ? (int64_t{1} << (op.bits == 16 ? 16 : 8)) : fx::range_of(qy.type).hi;
+    qy.scale = 1.0 / static_cast<double>(Q);
+    nonneg_.insert(n.outputs[0]);
+    set_q(n.outputs[0], qy);
+    Tensor table(DType::Int32, {rx.hi - rx.lo + 1});
+    for (int64_t d = 0; d < table.numel(); ++d)
+      table.data<int32_t>()[d] = static_cast<int32_t>(fx::round_half_up(std::ldexp(std::exp(-qx.scale * static_cast<double>(d)), 30)));
+    op.kind = "softmax";
+    op.consts["exp_table"] = table;
+    op.ints["Q"] = Q;
+    return true;
+  }
+
+  // LayerNormalization over the last axis (26)-(30).
+  bool prepare_layernorm(QOp& op) {
+    const Node& n = op.node;
+    if (!all_inputs_quantized(n, 1) || n.inputs.size() < 2) return false;
+    int64_t axis = n.attr_int("axis", -1);
+    const ValueInfo* vi = g_.info(n.inputs[0]);
+    int64_t rank = vi && vi->shape ? static_cast<int64_t>(vi->shape->size()) : -1;
+    if (!(axis == -1 || (rank > 0 && axis == rank - 1))) return false;
+    const Tensor* gamma = match::constant(g_, n.inputs[1]);
+    const Tensor* beta = n.inputs.size() > 2 && !n.inputs[2].empty() ? match::constant(g_, n.inputs[2]) : nullptr;
+    if (!gamma || (n.inputs.size() > 2 && !n.inputs[2].empty() && !beta)) return false;
+    int64_t per = gamma->numel();
+    if (beta && beta->numel() != per && beta->numel() != 1) return false;
+    if (beta && beta->numel() != per) per = std::max(per, beta->numel());
+    QParams qx = q_of(n.inputs[0]);
+    QParams qy = activation_qparams(n.outputs[0], op.bits);
+    set_q(n.outputs[0], qy);
+    Tensor mult(DType::Int64, {per}), shift(DType::Int64, {per}), sign(DType::Int64, {per}), bq(DType::Int64, {per});
+    for (int64_t j = 0; j < per; ++j) {
+      double G = gamma->get_f64(gamma->numel() == 1 ? 0 : j) / qy.scale;
+      double bv = beta ? beta->get_f64(beta->numel() == 1 ? 0 : j) : 0.0;
+      fx::Multiplier mu = G == 0 ? fx::Multiplier{0, 0} : fx::make_multiplier(std::abs(G), false);
+      if (mu.n < -30) return false;  // (30) needs n_j + P - 16 >= 0
+      mult.data<int64_t>()[j] = mu.m;
+      shift.data<int64_t>()[j] = mu.n;
+      sign.data<int64_t>()[j] = G < 0 ? -1 : 1;
+      bq.data<int64_t>()[j] = static_cast<int64_t>(fx::round_half_up(std::ldexp(bv / qy.scale, 16)));
+    }
+    double eps = n.attr_float("epsilon", 1e-5f);
+    op.kind = "layernorm";
+    op.consts["mult"] = mult;
+    op.consts["shift"] = shift;
+    op.consts["sign"] = sign;
+    op.consts["beta"] = bq;
+    op.ints["eps_fx"] = static_cast<int64_t>(fx::round_half_up(std::ldexp(eps / (qx.scale * qx.scale), 16)));
+    op.node.inputs.resize(1);
+    return true;
+  }
+
   // (20): a table over every input code.
   bool prepare_lut(QOp& op) {
     const Node& n = op.node;
@@ -723,7 +828,7 @@ class Compiler {
     rep["scale_mode"] = prog_.scale_mode;
     rep["rounding"] = prog_.rounding;
     rep["calib_method"] = opts_.bits == 32 ? "none" : (opts_.qat && stats_.empty() ? "qat" : opts_.calib_method);
-    rep["rewrites"] = rewrites_;
+    rep["rewrites"] = rewrite_entries_;
     json layers = json::array(), fallback = json::array();
     std::ostringstream txt;
     int n_float = 0;
@@ -756,19 +861,46 @@ class Compiler {
       layers.push_back(l);
     }
     rep["layers"] = layers;
-    rep["float_fallback"] = fallback;
+    rep["fallback_nodes"] = fallback;
+    // Subgraphs of the program as it runs (after fusion): fused nodes belong to their op's group.
+    std::vector<std::vector<std::string>> ins, outs, members;
+    std::vector<bool> acc;
+    for (const auto& op : prog_.ops) {
+      ins.push_back(op.node.inputs);
+      outs.push_back(op.node.outputs);
+      std::vector<std::string> m = {op.node.name};
+      m.insert(m.end(), op.fused.begin(), op.fused.end());
+      members.push_back(m);
+      acc.push_back(op.kind != "float");
+    }
+    json subgraphs = json::array();
+    int n_acc = 0, n_cpu = 0;
+    for (const auto& sg : group_subgraphs(ins, outs, acc, members)) {
+      subgraphs.push_back({{"id", sg.id}, {"kind", sg.kind}, {"nodes", sg.nodes}});
+      (sg.kind == "accelerator" ? n_acc : n_cpu)++;
+    }
+    int boundary = count_boundary_tensors(ins, outs, acc);
+    rep["subgraphs"] = subgraphs;
+    rep["subgraph_counts"] = {{"accelerator", n_acc}, {"cpu", n_cpu}, {"boundary_tensors", boundary}};
     txt << "fixpoint compile report\n  model: " << prog_.source_model << "\n  bits: " << prog_.bits
         << "   scale mode: " << prog_.scale_mode << "   rounding: half up (docs/arithmetic.md (2))\n  ops: "
         << prog_.ops.size() << " (" << (prog_.ops.size() - n_float) << " fixed point, " << n_float
-        << " float on the CPU)\n";
+        << " float on the CPU)\n  subgraphs: " << n_acc << " accelerator, " << n_cpu << " cpu; " << boundary
+        << " tensor(s) cross between them\n";
+    if (n_float) {
+      txt << "\nfallback nodes (run on the CPU in float, between dequantize and quantize):\n";
+      for (const auto& f : fallback)
+        txt << "  " << f["name"].get<std::string>() << " (" << f["op"].get<std::string>() << "): " << f["reason"].get<std::string>() << "\n";
+    }
+    txt << "\nsubgraphs:\n";
+    for (const auto& sg : subgraphs) {
+      const auto& nodes = sg["nodes"];
+      txt << "  #" << sg["id"].get<int>() << " " << sg["kind"].get<std::string>() << ": " << nodes.size() << " node(s), "
+          << nodes.front().get<std::string>() << (nodes.size() > 1 ? " .. " + nodes.back().get<std::string>() : "") << "\n";
+    }
     if (!rewrites_.empty()) {
       txt << "\nrewrites:\n";
       for (const auto& w : rewrites_) txt << "  " << w << "\n";
-    }
-    if (n_float) {
-      txt << "\nfloat fallback (runs on the CPU between dequantize and quantize):\n";
-      for (const auto& f : fallback)
-        txt << "  " << f["name"].get<std::string>() << " (" << f["op"].get<std::string>() << "): " << f["reason"].get<std::string>() << "\n";
     }
     txt << "\nlayers:\n";
     for (const auto& l : layers) {
@@ -788,14 +920,6 @@ class Compiler {
 };
 
 }  // namespace
-
-bool layer_matches(const std::string& pattern, const Node& node) {
-  if (pattern.rfind("op:", 0) == 0) return node.op_type == pattern.substr(3);
-  if (fnmatch(pattern.c_str(), node.name.c_str(), 0) == 0) return true;
-  for (const auto& o : node.outputs)
-    if (!o.empty() && fnmatch(pattern.c_str(), o.c_str(), 0) == 0) return true;
-  return false;
-}
 
 CompileResult compile_model(const std::string& model_path, const CompileOptions& opts, const CalibrationSource* calib) {
   Compiler c(opts);

@@ -56,5 +56,18 @@ TEST(FuseLayerNorm, IntermediateReadElsewhereBlocksFusion) {
   EXPECT_EQ(make_fuse_layernorm()->run(g, log), 0);
 }
 
+TEST(FuseLayerNorm, StillFusesAfterPowBecameMulInTheCompilePipeline) {
+  Graph g = decomposed(false);
+  Tensor x = test::random_tensor({2, 40, 120}, 4, -4.0f, 4.0f);
+  Tensor before = Executor(g).run({{"x", x}}).at("y");
+  PassLog log = PassManager::compile_time().run(g);
+  ASSERT_EQ(g.nodes.size(), 1u) << g.dump();
+  EXPECT_EQ(g.nodes[0].op_type, "LayerNormalization");
+  EXPECT_LE(test::max_rel_err(before, Executor(g).run({{"x", x}}).at("y")), 1e-5);
+  bool saw_pow = false;
+  for (const auto& e : log.entries) saw_pow = saw_pow || e.pass == "rewrite_pow";
+  EXPECT_TRUE(saw_pow);
+}
+
 }  // namespace
 }  // namespace fixpoint

@@ -66,11 +66,16 @@ Graph reference_graph(const Graph& g, const Program& p) {
     double sx = p.tensors.at(n.inputs[0]).scale;
     Tensor& w = ref.initializers.at(n.inputs[1]);
     int64_t N = qw.dim(0), K = qw.numel() / N;
-    bool gemm_like = n.op_type != "Conv";
+    bool gemm_like = n.op_type != "Conv" && n.op_type != "ConvTranspose";
     for (int64_t c = 0; c < N; ++c)
       for (int64_t k = 0; k < K; ++k) {
         float v = static_cast<float>(qw.data<int16_t>()[c * K + k] * ws.data<double>()[c]);
-        w.data<float>()[gemm_like ? k * N + c : c * K + k] = v;  // MatMul B is K x N
+        int64_t at = gemm_like ? k * N + c : c * K + k;  // MatMul B is K x N
+        if (n.op_type == "ConvTranspose") {  // prepared rows W'[m][ci * ks + kk] of W[C, mg, k...]
+          int64_t mg = w.dim(1), ks = w.numel() / (w.dim(0) * mg), cg = K / ks;
+          at = (((c / mg) * cg + k / ks) * mg + c % mg) * ks + k % ks;
+        }
+        w.data<float>()[at] = v;
       }
     if (n.inputs.size() > 2)
       for (int64_t c = 0; c < N; ++c)
@@ -186,6 +191,46 @@ TEST_P(OpErrorBounds, AveragePools) {
                         {{"kernel_shape", test::ints_attr({3, 3})}, {"pads", test::ints_attr({1, 1, 1, 1})},
                          {"strides", test::ints_attr({2, 2})}}),
              bits, 5100 + bits);
+}
+
+TEST_P(OpErrorBounds, ConvTransposeAndMatMulOfTwoActivations) {
+  int bits = GetParam();
+  OpCase ct{"ConvTranspose", {}, {{"x", {2, 4, 5, 6}}}, {{"x", {-1, 1}}}};
+  ct.graph.opsets[""] = 13;
+  ct.graph.inputs.push_back(test::input_info("x", {-1, 4, 5, 6}));
+  ct.graph.initializers["w"] = test::random_tensor({4, 3, 3, 2}, 81);  // group 2: 6 output channels
+  ct.graph.initializers["b"] = test::random_tensor({6}, 82);
+  ct.graph.nodes.push_back(make_node("ConvTranspose", {"x", "w", "b"}, {"y"}, "deconv",
+                                     {{"group", test::int_attr(2)}, {"strides", test::ints_attr({2, 2})},
+                                      {"pads", test::ints_attr({1, 0, 0, 1})}, {"output_padding", test::ints_attr({1, 0})}}));
+  ct.graph.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
+  check_case(ct, bits, 6000 + bits);
+  // (21): exact integer products, one rounding: 1/2 LSB (+ 2^-31 relative multiplier error).
+  OpCase mm{"MatMul2", {}, {{"a", {2, 1, 5, 16}}, {"b", {3, 16, 7}}}, {{"a", {-2, 2}}, {"b", {-1, 3}}}};
+  mm.graph.opsets[""] = 13;
+  mm.graph.inputs.push_back(test::input_info("a", {2, 1, 5, 16}));
+  mm.graph.inputs.push_back(test::input_info("b", {3, 16, 7}));
+  mm.graph.nodes.push_back(make_node("MatMul", {"a", "b"}, {"y"}, "mm"));
+  mm.graph.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
+  check_case(mm, bits, 6100 + bits);
+}
+
+TEST_P(OpErrorBounds, SoftmaxAndLayerNorm) {
+  int bits = GetParam();
+  // Softmax (25): s_y (1/2 + Q (N + 1) 2^-31); N = 7, Q <= 65535: below 0.5 + 2^-12 LSB.
+  check_case(unary_case("Softmax", -6, 6, {{"axis", test::int_attr(1)}}), bits, 7000 + bits, 1.0 / 4096);
+  check_case(unary_case("Softmax", -3, 3), bits, 7010 + bits, 1.0 / 4096);
+  // LayerNormalization (30): s_y (1/2 + |q_y| 2^-16): below 0.5 + 2^-1 LSB at 16 bits.
+  OpCase ln{"LayerNormalization", {}, {{"x", {2, 6, 24}}}, {{"x", {-3, 5}}}};
+  ln.graph.opsets[""] = 17;
+  ln.graph.inputs.push_back(test::input_info("x", {2, 6, 24}));
+  ln.graph.initializers["gamma"] = test::random_tensor({24}, 83, -2, 2);
+  ln.graph.initializers["beta"] = test::random_tensor({24}, 84);
+  ln.graph.nodes.push_back(make_node("LayerNormalization", {"x", "gamma", "beta"}, {"y"}, "ln",
+                                     {{"epsilon", test::float_attr(1e-5f)}}, 17));
+  ln.graph.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
+  check_case(ln, bits, 7100 + bits, 0.5);
+  check_case(unary_case("Gelu", -4, 4), bits, 7200 + bits);
 }
 
 INSTANTIATE_TEST_SUITE_P(Bits, OpErrorBounds, ::testing::Values(8, 16));

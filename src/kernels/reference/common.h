@@ -134,4 +134,42 @@ Window to_3d(Window w);
 // cells inside input + pads (cells beyond the end pad that ceil_mode adds are never counted).
 int64_t padded_window_cells(const Window& w3, const int64_t o3[3]);
 
+// ConvTranspose geometry (ONNX spec): out = stride*(in-1) + output_padding + (k-1)*dilation + 1
+// - pads, or pads derived from output_shape / auto_pad. Spatial dims padded to 3-D.
+struct TransposeWindow {
+  int64_t N = 0, C = 0, M = 0, cg = 0, mg = 0;  // batch, in/out channels, per group
+  Shape out_shape;                               // [N, M, spatial...]
+  Shape in, out, k, s, d, pb;                    // 3-D
+};
+TransposeWindow conv_transpose_window(const Node& n, const Shape& x, const Shape& w);
+
+// acc[out_plane] += the scatter of batch row b's input channels of output channel m's group:
+// acc[o] += x[i] * w[k] for every o = i*s - pb + k*d inside the output (the ONNX definition).
+// x(c, i) reads input channel c at flat spatial index i; w(c, k) reads the weight of input
+// channel c for output channel m at flat kernel index k. Shared by the float and integer kernels.
+template <typename A, typename XAt, typename WAt>
+void conv_transpose_scatter(const TransposeWindow& t, int64_t m, XAt x, WAt w, A* acc) {
+  const Shape &in = t.in, &out = t.out, &k = t.k, &s = t.s, &d = t.d, &pb = t.pb;
+  int64_t g = m / t.mg;
+  for (int64_t ci = g * t.cg; ci < (g + 1) * t.cg; ++ci)
+    for (int64_t id = 0; id < in[0]; ++id)
+      for (int64_t ih = 0; ih < in[1]; ++ih)
+        for (int64_t iw = 0; iw < in[2]; ++iw) {
+          A xv = static_cast<A>(x(ci, (id * in[1] + ih) * in[2] + iw));
+          for (int64_t kd = 0; kd < k[0]; ++kd) {
+            int64_t od = id * s[0] - pb[0] + kd * d[0];
+            if (od < 0 || od >= out[0]) continue;
+            for (int64_t kh = 0; kh < k[1]; ++kh) {
+              int64_t oh = ih * s[1] - pb[1] + kh * d[1];
+              if (oh < 0 || oh >= out[1]) continue;
+              for (int64_t kw = 0; kw < k[2]; ++kw) {
+                int64_t ow = iw * s[2] - pb[2] + kw * d[2];
+                if (ow < 0 || ow >= out[2]) continue;
+                acc[(od * out[1] + oh) * out[2] + ow] += xv * static_cast<A>(w(ci, (kd * k[1] + kh) * k[2] + kw));
+              }
+            }
+          }
+        }
+}
+
 }  // namespace fixpoint::ref

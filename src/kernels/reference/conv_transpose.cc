@@ -12,16 +12,50 @@ void k_conv_transpose(KernelContext& c) {
   const Tensor& w = c.in(1);
   const Tensor* bias = c.input(2);
   const Node& n = c.node;
-  FP_CHECK(x.rank() >= 3 && x.rank() <= 5 && w.rank() == x.rank(), n.label(), ": input ", shape_str(x.shape()),
-           " and weights ", shape_str(w.shape()), " do not fit");
   FP_CHECK(w.dtype() == x.dtype(), n.label(), ": weights dtype differs from input dtype");
+  TransposeWindow t = conv_transpose_window(n, x.shape(), w.shape());
+  Tensor& y = c.output(0, x.dtype(), t.out_shape);
+  if (bias) FP_CHECK(bias->numel() == t.M, n.label(), ": bias has ", bias->numel(), " values for ", t.M, " channels");
+  int64_t in_plane = t.in[0] * t.in[1] * t.in[2], out_plane = t.out[0] * t.out[1] * t.out[2];
+  int64_t k_size = t.k[0] * t.k[1] * t.k[2];
+  dispatch_float(x.dtype(), n, [&](auto tag) {
+    using T = decltype(tag);
+    using Nm = Num<T>;
+    using A = typename Nm::C;
+    std::vector<A> acc(out_plane);
+    const T* px = x.data<T>();
+    const T* pw = w.data<T>();
+    T* py = y.data<T>();
+    for (int64_t b = 0; b < t.N; ++b)
+      for (int64_t m = 0; m < t.M; ++m) {
+        std::fill(acc.begin(), acc.end(), A(0));
+        int64_t mm = m % t.mg;
+        conv_transpose_scatter<A>(
+            t, m, [&](int64_t ci, int64_t i) { return Nm::load(px[(b * t.C + ci) * in_plane + i]); },
+            [&](int64_t ci, int64_t k) { return Nm::load(pw[(ci * t.mg + mm) * k_size + k]); }, acc.data());
+        A bv = bias ? static_cast<A>(bias->get_f64(m)) : A(0);
+        T* yp = py + (b * t.M + m) * out_plane;
+        for (int64_t i = 0; i < out_plane; ++i) yp[i] = Nm::store(acc[i] + bv);
+      }
+  });
+}
+
+}  // namespace
+
+TransposeWindow conv_transpose_window(const Node& n, const Shape& xs, const Shape& ws) {
+  FP_CHECK(xs.size() >= 3 && xs.size() <= 5 && ws.size() == xs.size(), n.label(), ": input ", shape_str(xs),
+           " and weights ", shape_str(ws), " do not fit");
+  TransposeWindow t;
   int64_t group = n.attr_int("group", 1);
-  int64_t N = x.dim(0), C = x.dim(1);
-  FP_CHECK(group >= 1 && C % group == 0 && w.dim(0) == C, n.label(), ": weights ", shape_str(w.shape()),
-           " do not fit ", C, " input channels with group ", group);
-  int64_t mg = w.dim(1), M = mg * group, cg = C / group;
-  size_t r = x.rank() - 2;
-  Shape in(x.shape().begin() + 2, x.shape().end()), k(w.shape().begin() + 2, w.shape().end());
+  t.N = xs[0];
+  t.C = xs[1];
+  FP_CHECK(group >= 1 && t.C % group == 0 && ws[0] == t.C, n.label(), ": weights ", shape_str(ws), " do not fit ", t.C,
+           " input channels with group ", group);
+  t.mg = ws[1];
+  t.M = t.mg * group;
+  t.cg = t.C / group;
+  size_t r = xs.size() - 2;
+  Shape in(xs.begin() + 2, xs.end()), k(ws.begin() + 2, ws.end());
   Shape s = n.attr_ints("strides", Shape(r, 1)), d = n.attr_ints("dilations", Shape(r, 1));
   Shape op = n.attr_ints("output_padding", Shape(r, 0)), pads = n.attr_ints("pads", Shape(2 * r, 0));
   Shape oshape = n.attr_ints("output_shape");
@@ -49,57 +83,15 @@ void k_conv_transpose(KernelContext& c) {
     }
     FP_CHECK(out[i] >= 0, n.label(), ": computed a negative output size");
   }
-  Shape ys = {N, M};
-  ys.insert(ys.end(), out.begin(), out.end());
-  Tensor& y = c.output(0, x.dtype(), ys);
-  if (bias) FP_CHECK(bias->numel() == M, n.label(), ": bias has ", bias->numel(), " values for ", M, " channels");
+  t.out_shape = {t.N, t.M};
+  t.out_shape.insert(t.out_shape.end(), out.begin(), out.end());
   while (in.size() < 3) {
     in.insert(in.begin(), 1); out.insert(out.begin(), 1); k.insert(k.begin(), 1);
     s.insert(s.begin(), 1); d.insert(d.begin(), 1); pb.insert(pb.begin(), 0);
   }
-  int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2], k_size = k[0] * k[1] * k[2];
-  dispatch_float(x.dtype(), n, [&](auto tag) {
-    using T = decltype(tag);
-    using Nm = Num<T>;
-    using A = typename Nm::C;
-    std::vector<A> acc(out_plane);
-    const T* px = x.data<T>();
-    const T* pw = w.data<T>();
-    T* py = y.data<T>();
-    for (int64_t b = 0; b < N; ++b)
-      for (int64_t m = 0; m < M; ++m) {
-        int64_t g = m / mg, mm = m % mg;
-        std::fill(acc.begin(), acc.end(), A(0));
-        for (int64_t ci = 0; ci < cg; ++ci) {
-          const T* xp = px + (b * C + g * cg + ci) * in_plane;
-          const T* wp = pw + ((g * cg + ci) * mg + mm) * k_size;
-          for (int64_t id = 0; id < in[0]; ++id)
-            for (int64_t ih = 0; ih < in[1]; ++ih)
-              for (int64_t iw = 0; iw < in[2]; ++iw) {
-                A xv = Nm::load(xp[(id * in[1] + ih) * in[2] + iw]);
-                for (int64_t kd = 0; kd < k[0]; ++kd) {
-                  int64_t od = id * s[0] - pb[0] + kd * d[0];
-                  if (od < 0 || od >= out[0]) continue;
-                  for (int64_t kh = 0; kh < k[1]; ++kh) {
-                    int64_t oh = ih * s[1] - pb[1] + kh * d[1];
-                    if (oh < 0 || oh >= out[1]) continue;
-                    for (int64_t kw = 0; kw < k[2]; ++kw) {
-                      int64_t ow = iw * s[2] - pb[2] + kw * d[2];
-                      if (ow < 0 || ow >= out[2]) continue;
-                      acc[(od * out[1] + oh) * out[2] + ow] += xv * Nm::load(wp[(kd * k[1] + kh) * k[2] + kw]);
-                    }
-                  }
-                }
-              }
-        }
-        A bv = bias ? static_cast<A>(bias->get_f64(m)) : A(0);
-        T* yp = py + (b * M + m) * out_plane;
-        for (int64_t i = 0; i < out_plane; ++i) yp[i] = Nm::store(acc[i] + bv);
-      }
-  });
+  t.in = in; t.out = out; t.k = k; t.s = s; t.d = d; t.pb = pb;
+  return t;
 }
-
-}  // namespace
 
 void register_conv_transpose(KernelRegistry& r) { r.add("ConvTranspose", k_conv_transpose); }
 

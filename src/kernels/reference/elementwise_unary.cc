@@ -81,6 +81,24 @@ void k_hard_swish(KernelContext& c) {
   });
 }
 
+void k_gelu(KernelContext& c) {
+  // opset 20: approximate "none": x/2 (1 + erf(x/sqrt 2)); "tanh": x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+  std::string approx = c.node.attr_string("approximate", "none");
+  FP_CHECK(approx == "none" || approx == "tanh", "node '", c.node.name, "' (Gelu): approximate='", approx,
+           "' is not one of none, tanh");
+  if (approx == "none") {
+    unary<false>(c, [](auto x) {
+      using C = decltype(x);
+      return C(0.5) * x * (C(1) + std::erf(x * C(M_SQRT1_2)));
+    });
+  } else {
+    unary<false>(c, [](auto x) {
+      using C = decltype(x);
+      return C(0.5) * x * (C(1) + std::tanh(C(0.7978845608028654) * (x + C(0.044715) * x * x * x)));
+    });
+  }
+}
+
 }  // namespace
 
 void register_elementwise_unary(KernelRegistry& r) {
@@ -101,6 +119,7 @@ void register_elementwise_unary(KernelRegistry& r) {
   r.add("LeakyRelu", k_leaky_relu);
   r.add("HardSigmoid", k_hard_sigmoid);
   r.add("HardSwish", k_hard_swish);
+  r.add("Gelu", k_gelu);
 }
 
 }  // namespace fixpoint::ref

@@ -1,0 +1,102 @@
+// Integer Softmax (23)-(25) and LayerNormalization (26)-(30), docs/arithmetic.md §5.13-5.14.
+#include "../common.h"
+#include "fixpoint/parallel.h"
+#include "integer_kernels.h"
+
+namespace fixpoint::qref {
+namespace {
+
+// Rows of a reduction: `outer` x `len` x `inner`, the reduced axis strided by `inner`.
+struct Rows {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+Rows rows_of(const Shape& s, int64_t axis, bool flatten_tail) {
+  Rows r;
+  for (int64_t d = 0; d < axis; ++d) r.outer *= s[d];
+  for (int64_t d = axis; d < static_cast<int64_t>(s.size()); ++d) (d == axis || flatten_tail ? r.len : r.inner) *= s[d];
+  return r;
+}
+
+// Softmax: E = exp table over d = max - q (prepared, (23)); S = sum E (24);
+// q_y = SAT(floor((2 E Q + S) / (2 S)))  i.e. R(E Q / S) exactly (25), Q = 1 / s_y.
+void k_softmax(QContext& c) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  Tensor& y = c.output(0, x.shape());
+  bool legacy = op.node.opset < 13;  // opsets 1-12: softmax over the flattened tail from axis
+  int64_t axis = ref::norm_axis(op.node.attr_int("axis", legacy ? 1 : -1), x.rank(), op.node);
+  Rows rw = rows_of(x.shape(), axis, legacy);
+  std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
+  const int32_t* E = op.consts.at("exp_table").data<int32_t>();
+  int64_t span = op.consts.at("exp_table").numel(), Q = op.ints.at("Q");
+  fx::Range r = fx::range_of(c.out_q[0].type);
+  std::vector<int64_t> yq(q.size());
+  parallel_for(rw.outer * rw.inner, c.threads, [&](int64_t oi) {
+    int64_t o = oi / rw.inner, in = oi % rw.inner, base = o * rw.len * rw.inner + in;
+    int64_t mx = std::numeric_limits<int64_t>::min();
+    for (int64_t j = 0; j < rw.len; ++j) mx = std::max(mx, q[base + j * rw.inner]);
+    int64_t S = 0;
+    for (int64_t j = 0; j < rw.len; ++j) S += E[std::min(mx - q[base + j * rw.inner], span - 1)];
+    for (int64_t j = 0; j < rw.len; ++j) {
+      int64_t e = E[std::min(mx - q[base + j * rw.inner], span - 1)];
+      yq[base + j * rw.inner] = fx::sat(fx::floor_div(2 * e * Q + S, 2 * S), r);
+    }
+  });
+  store_codes(y, yq);
+}
+
+// LayerNormalization over the last axis (length N), per row:
+//   (26) S1 = sum q,  d_i = N q_i - S1                       (exact: N times the centered value)
+//   (27) W = 2^16 sum d_i^2 + N^3 EPS,  EPS = R(2^16 eps / s_x^2)   (= 2^16 N^3 (var + eps) in codes)
+//   (28) P = floor((110 - ceil(log2 N)) / 2),  r = ISQRT(floor(2^(2P+16) N / W))   (= 2^P / (N sigma))
+//   (29) t_i = d_i r                                          (= 2^P (x_i - mean) / sigma, in codes)
+//   (30) q_y = SAT(RSH(sign_j m_j t_i + B_j 2^(n_j + P - 16), n_j + P) + z_y),
+//        gamma_j / s_y = sign_j m_j 2^-n_j (12),  B_j = R(2^16 beta_j / s_y)
+void k_layernorm(QContext& c) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  Tensor& y = c.output(0, x.shape());
+  int64_t N = x.dim(-1), rows = x.numel() / std::max<int64_t>(N, 1);
+  const int64_t* m = op.consts.at("mult").data<int64_t>();
+  const int64_t* n = op.consts.at("shift").data<int64_t>();
+  const int64_t* sign = op.consts.at("sign").data<int64_t>();
+  const int64_t* B = op.consts.at("beta").data<int64_t>();
+  int64_t per = op.consts.at("mult").numel();  // N, or 1 when gamma/beta are scalars
+  FP_CHECK(per == 1 || per == N, op.node.label(), ": last axis has ", N, " values, scale/bias ", per);
+  __int128 EPS = op.ints.at("eps_fx");
+  int log2n = 0;
+  while ((int64_t{1} << log2n) < N) ++log2n;
+  int P = (110 - log2n) / 2;
+  std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
+  fx::Range r = fx::range_of(c.out_q[0].type);
+  int64_t zy = c.out_q[0].zero_point;
+  std::vector<int64_t> yq(q.size());
+  parallel_for(rows, c.threads, [&](int64_t row) {
+    const int64_t* qr = q.data() + row * N;
+    int64_t S1 = 0;
+    for (int64_t i = 0; i < N; ++i) S1 += qr[i];
+    __int128 V = 0;
+    for (int64_t i = 0; i < N; ++i) {
+      __int128 d = static_cast<__int128>(N) * qr[i] - S1;
+      V += d * d;
+    }
+    __int128 W = V * 65536 + static_cast<__int128>(N) * N * N * EPS;
+    __int128 rr = W > 0 ? fx::isqrt128((static_cast<__int128>(N) << (2 * P + 16)) / W) : 0;
+    for (int64_t i = 0; i < N; ++i) {
+      int64_t j = per == 1 ? 0 : i;
+      __int128 t = (static_cast<__int128>(N) * qr[i] - S1) * rr;
+      __int128 v = fx::rsh128(sign[j] * m[j] * t + (static_cast<__int128>(B[j]) << (n[j] + P - 16)), static_cast<int>(n[j] + P));
+      yq[row * N + i] = v < r.lo - zy ? r.lo : (v > r.hi - zy ? r.hi : static_cast<int64_t>(v) + zy);
+    }
+  });
+  store_codes(y, yq);
+}
+
+}  // namespace
+
+void register_normalization_kernels(std::map<std::string, QKernelFn>& r) {
+  r["softmax"] = k_softmax;
+  r["layernorm"] = k_layernorm;
+}
+
+}  // namespace fixpoint::qref
