@@ -15,6 +15,9 @@ Models:
   mlp_trained    a Gemm MLP trained here with numpy on a synthetic 5-class task, with its
                  held-out set (mlp_trained_test.npy, mlp_trained_labels.npy) and calibration rows
   seed_qat       the seed thread's QAT experiment: Clip(0,1) -> pass-through Conv -> Clip(0,4)
+  topk_head      a conv backbone (Conv+Relu x2, GAP, Gemm) whose 20 scores go through TopK(k=3):
+                 an op the fixed-point engine lacks, so it runs on the CPU; topk_head_input.npy
+                 (batch 3) and topk_head_calib.npy
   shape_ops      a graph whose Reshape target is computed by Shape/Gather/Unsqueeze/Concat,
                  with Resize, Pad, Split, Transpose, Slice: exercises constant folding
 """
@@ -220,6 +223,23 @@ def seed_qat():
     return m, {"seed_qat_input.npy": np.full((1, 1, 5, 5), 0.8, np.float32)}
 
 
+def topk_head():
+    b = Builder(7)
+    x = b.node("Relu", [b.conv("image", 3, 8, 3, stride=2, pad=1)])
+    x = b.node("Relu", [b.conv(x, 8, 16, 3, stride=2, pad=1)])
+    x = b.node("Flatten", [b.node("GlobalAveragePool", [x])], axis=1)
+    x = b.gemm(x, 16, 20)
+    b.node("TopK", [x, b.const(np.array([3], np.int64), "k")], n_out=2, axis=1)
+    b.nodes[-1].output[0] = "top_scores"
+    b.nodes[-1].output[1] = "top_classes"
+    m = b.model("topk_head", [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, 32, 32])],
+                [helper.make_tensor_value_info("top_scores", TensorProto.FLOAT, ["batch", 3]),
+                 helper.make_tensor_value_info("top_classes", TensorProto.INT64, ["batch", 3])])
+    rng = np.random.default_rng(103)
+    return m, {"topk_head_input.npy": rng.uniform(0, 1, (3, 3, 32, 32)).astype(np.float32),
+               "topk_head_calib.npy": rng.uniform(0, 1, (8, 3, 32, 32)).astype(np.float32)}
+
+
 MODELS = {
     "tiny_cnn": tiny_cnn,
     "resnet18": resnet18,
@@ -228,6 +248,7 @@ MODELS = {
     "shape_ops": shape_ops,
     "seed_qat": seed_qat,
     "mlp_trained": mlp_trained,
+    "topk_head": topk_head,
 }
 
 

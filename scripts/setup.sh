@@ -8,6 +8,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz
   python3-numpy python3-onnx python3-pil python3-pytest fonts-dejavu-core
+  python3-torch python3-skimage
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,10 +1,15 @@
 // fixpoint inspect MODEL.onnx [--shape NAME=SHAPE]... [--json]
+// fixpoint inspect DIR [--svg FILE.svg]: a compiled program's report, and its graph as a picture.
 #include <iomanip>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "fixpoint/graph_dot.h"
 #include "fixpoint/inspect.h"
 #include "fixpoint/model.h"
 
@@ -16,7 +21,36 @@ struct InspectArgs {
   std::vector<std::string> shapes;
   bool json = false;
   bool raw = false;
+  std::string svg;
 };
+
+// DIR holds model.fxp + compile_report.json from `fixpoint compile`.
+void inspect_program_dir(const InspectArgs& a) {
+  namespace fs = std::filesystem;
+  fs::path rp = fs::path(a.model) / "compile_report.json";
+  std::ifstream f(rp);
+  FP_CHECK(f.good(), "'", a.model, "': no compile_report.json in this folder (is it a `fixpoint compile` output?)");
+  nlohmann::json report;
+  try {
+    report = nlohmann::json::parse(f);
+  } catch (const nlohmann::json::exception& e) {
+    fail("'", rp.string(), "': not valid JSON (", e.what(), ")");
+  }
+  if (a.svg.empty()) {
+    std::ifstream t(fs::path(a.model) / "compile_report.txt");
+    std::cout << t.rdbuf();
+    return;
+  }
+  std::string dot_path = a.svg + ".dot";
+  std::ofstream(dot_path) << compile_report_dot(report);
+  std::string cmd = "dot -Tsvg '" + dot_path + "' -o '" + a.svg + "' 2>&1";
+  FP_CHECK(a.svg.find('\'') == std::string::npos, "--svg '", a.svg, "': quotes are not allowed in the file name");
+  int rc = std::system(cmd.c_str());
+  FP_CHECK(rc == 0, "--svg '", a.svg, "': Graphviz 'dot' failed (is graphviz installed? scripts/setup.sh installs it); DOT kept in ",
+           dot_path);
+  std::remove(dot_path.c_str());
+  if (!a.json) std::cout << "wrote " << a.svg << "\n";
+}
 
 std::string with_commas(int64_t v) {
   std::string s = std::to_string(v);
@@ -25,6 +59,8 @@ std::string with_commas(int64_t v) {
 }
 
 void run_inspect(const InspectArgs& a) {
+  if (std::filesystem::is_directory(a.model)) return inspect_program_dir(a);
+  FP_CHECK(a.svg.empty(), "--svg draws a compiled program: give the folder `fixpoint compile -o DIR` wrote, not '", a.model, "'");
   PipelineOptions po;
   po.shapes = parse_shape_options(a.shapes);
   po.optimize = !a.raw;
@@ -88,7 +124,8 @@ void run_inspect(const InspectArgs& a) {
 void add_inspect_command(CLI::App& app) {
   auto a = std::make_shared<InspectArgs>();
   CLI::App* c = app.add_subcommand("inspect", "Show a model's inputs, outputs, op counts, parameters and MACs per layer");
-  c->add_option("model", a->model, "ONNX model file")->required();
+  c->add_option("model", a->model, "ONNX model file, or a folder written by `fixpoint compile`")->required();
+  c->add_option("--svg", a->svg, "Draw the compiled graph (subgraphs, fused nodes, shapes, widths) with Graphviz");
   c->add_option("--shape", a->shapes, "Bind an input's shape, e.g. --shape x=1x3x224x224 (repeatable)");
   c->add_flag("--json", a->json, "Print JSON instead of a table");
   c->add_flag("--raw", a->raw, "Show the graph as imported (no simplification passes)");

@@ -43,11 +43,13 @@ PassManager PassManager::compile_time(const std::vector<std::string>& disabled) 
   all.push_back(make_div_by_constant());
   all.push_back(make_simplify_reshape_transpose());
   all.push_back(make_fuse_conv_batchnorm());
-  all.push_back(make_fold_conv_affine());
+  // Activation patterns first: fold_conv_affine would otherwise take their constant Mul
+  // (HardSwish's 1/6) into the next Conv and leave a broken pattern of requantized steps.
   all.push_back(make_fuse_hardswish());
   all.push_back(make_fuse_hardsigmoid());
   all.push_back(make_fuse_gelu());
   all.push_back(make_fuse_layernorm());
+  all.push_back(make_fold_conv_affine());
   all.push_back(make_dead_node_elimination());
   PassManager pm;
   std::set<std::string> off(disabled.begin(), disabled.end());

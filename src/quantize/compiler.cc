@@ -847,6 +847,7 @@ class Compiler {
         json oj = {{"tensor", o}, {"dtype", dtype_name(q.type)}, {"scale", q.scale}};
         auto s = stats_.find(o);
         if (s != stats_.end() && s->second.seen()) oj["range"] = {s->second.lo, s->second.hi};
+        if (const ValueInfo* vi = g_.info(o); vi && vi->shape) oj["shape"] = vi->shape_text();
         outs.push_back(oj);
       }
       l["inputs"] = ins;

@@ -27,7 +27,7 @@ const std::set<std::string> kPromisedOps = {
     "Max", "MaxPool", "Min", "Mul", "Neg", "Pad", "Pow", "PRelu", "Reciprocal", "ReduceMax", "ReduceMean",
     "ReduceMin", "ReduceSum", "Relu", "Reshape", "Resize", "Upsample", "Shape", "Sigmoid", "Slice", "Softmax",
     "Softplus", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Tile", "Transpose", "Unsqueeze",
-    "Where", "QuantizeLinear", "DequantizeLinear"};
+    "Where", "QuantizeLinear", "DequantizeLinear", "TopK", "ArgMin"};
 
 constexpr double kRtol = 1e-3, kAtol = 1e-5;
 
