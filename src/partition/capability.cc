@@ -12,7 +12,7 @@ namespace fixpoint {
 
 const std::set<std::string> kMoveOps = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice",
                                         "Split", "Gather", "DepthToSpace", "SpaceToDepth", "Identity", "Dropout",
-                                        "MaxPool", "Expand", "Tile"};
+                                        "MaxPool", "Expand", "Tile", "ReduceMax", "ReduceMin"};
 const std::set<std::string> kLutOps = {"Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Exp", "Erf", "Softplus",
                                        "LeakyRelu", "Elu", "Relu", "Clip", "Abs", "Neg", "Sqrt", "Reciprocal",
                                        "Gelu", "Pow"};

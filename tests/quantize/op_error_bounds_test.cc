@@ -231,6 +231,9 @@ TEST_P(OpErrorBounds, SoftmaxAndLayerNorm) {
   ln.graph.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
   check_case(ln, bits, 7100 + bits, 0.5);
   check_case(unary_case("Gelu", -4, 4), bits, 7200 + bits);
+  // ReduceMax/Min move codes (the map (1) is monotonic): exact.
+  check_case(unary_case("ReduceMax", -3, 3, {{"axes", test::ints_attr({1, 3})}}), bits, 7300 + bits);
+  check_case(unary_case("ReduceMin", -3, 3, {{"axes", test::ints_attr({-1})}, {"keepdims", test::int_attr(0)}}), bits, 7310 + bits);
 }
 
 INSTANTIATE_TEST_SUITE_P(Bits, OpErrorBounds, ::testing::Values(8, 16));
