@@ -49,9 +49,14 @@ double AbsHistogram::threshold(const std::string& method, int64_t levels) const 
     // TensorRT-style KL calibration over candidate thresholds of at least `q` bins.
     int q = static_cast<int>(std::min<int64_t>(levels + 1, 128));
     double best = max_, best_kl = INFINITY;
+    // The spike of exact zeros (after Relu, padding) is removed first, as NVIDIA's
+    // pytorch-quantization does (bins[0] = bins[1]): otherwise it dominates KL, which then
+    // prefers thresholds so small that the spike sits alone in its group (clipping hard).
+    std::vector<double> counts = counts_;
+    counts[0] = counts[1];
     for (int i = q; i <= kBins; i += std::max(1, kBins / 512)) {
-      std::vector<double> p(counts_.begin(), counts_.begin() + i);
-      for (int b = i; b < kBins; ++b) p[i - 1] += counts_[b];  // outliers into the last bin
+      std::vector<double> p(counts.begin(), counts.begin() + i);
+      for (int b = i; b < kBins; ++b) p[i - 1] += counts[b];  // outliers into the last bin
       // Q: the *unclipped* bins [0, i) merged into q groups and spread back over the group's
       // non-empty bins; P has the outliers folded into its last bin, so clipping costs KL.
       std::vector<double> qd(i, 0.0);
@@ -60,11 +65,11 @@ double AbsHistogram::threshold(const std::string& method, int64_t levels) const 
         double sum = 0;
         int nz = 0;
         for (int b = lo; b < hi; ++b) {
-          sum += counts_[b];
-          nz += counts_[b] > 0;
+          sum += counts[b];
+          nz += counts[b] > 0;
         }
         for (int b = lo; b < hi; ++b)
-          if (counts_[b] > 0) qd[b] = sum / nz;
+          if (counts[b] > 0) qd[b] = sum / nz;
       }
       double ps = std::accumulate(p.begin(), p.end(), 0.0), qs = std::accumulate(qd.begin(), qd.end(), 0.0), kl = 0;
       for (int b = 0; b < i; ++b)
