@@ -115,6 +115,7 @@ class Compiler {
     for (const auto& n : g_.nodes)
       if (n.op_type == "Softmax" || n.op_type == "Sigmoid" || n.op_type == "HardSigmoid" || n.op_type == "Tanh")
         bounded_.insert(n.outputs[0]);
+    before_rewrites_ = g_;  // (tensor storage is shared: a cheap copy)
     PassLog plog = PassManager::compile_time(opts_.disabled_passes).run(g_);
     for (const auto& l : plog.lines) rewrites_.push_back(l);
     for (const auto& e : plog.entries) rewrite_entries_.push_back({{"pass", e.pass}, {"detail", e.detail}, {"nodes", e.nodes}});
@@ -152,6 +153,7 @@ class Compiler {
   json rewrite_entries_ = json::array();  // {pass, detail, nodes} for compile_report.json
   std::set<std::string> consumed_;  // nodes fused into an earlier op
   Partition part_;                  // which nodes the accelerator runs (capability, deny/allow, islands)
+  Graph before_rewrites_;           // the imported graph, for the tensors rewrites and fusion removed
   std::set<std::string> unsqueeze_;  // calibration inputs given without the batch dim
 
   // Sample i with the batch dim restored for inputs given without it.
@@ -820,6 +822,33 @@ class Compiler {
       for (const auto& o : n.outputs) nonneg_.insert(o);
   }
 
+  // Tensors of the imported graph the program never computes, each with the program tensor that
+  // stands for it: the output of the op its producer was fused or rewritten into.
+  json removed_tensors() const {
+    std::map<std::string, std::string> stand_in;  // ONNX node -> program tensor
+    for (const auto& op : prog_.ops) {
+      if (op.node.outputs.empty()) continue;
+      std::string out = op.node.outputs[0];
+      stand_in[op.node.name] = out;
+      for (const auto& f : op.fused) stand_in[f] = out;
+    }
+    for (const auto& e : rewrite_entries_) {  // nodes a rewrite merged: the survivor's output
+      std::string out;
+      for (const auto& n : e["nodes"])
+        if (stand_in.count(n.get<std::string>())) out = stand_in[n.get<std::string>()];
+      for (const auto& n : e["nodes"])
+        if (!out.empty() && !stand_in.count(n.get<std::string>())) stand_in[n.get<std::string>()] = out;
+    }
+    json r = json::object();
+    for (const auto& n : before_rewrites_.nodes)
+      for (const auto& t : n.outputs) {
+        if (t.empty() || prog_.tensors.count(t) || g_.is_graph_output(t)) continue;
+        auto it = stand_in.find(n.name);
+        r[t] = {{"node", n.name}, {"op", n.op_type}, {"stand_in", it == stand_in.end() ? json() : json(it->second)}};
+      }
+    return r;
+  }
+
   CompileResult finish() {
     CompileResult r;
     json rep;
@@ -882,6 +911,7 @@ class Compiler {
     }
     int boundary = count_boundary_tensors(ins, outs, acc);
     rep["subgraphs"] = subgraphs;
+    rep["removed_tensors"] = removed_tensors();
     rep["subgraph_counts"] = {{"accelerator", n_acc}, {"cpu", n_cpu}, {"boundary_tensors", boundary}};
     txt << "fixpoint compile report\n  model: " << prog_.source_model << "\n  bits: " << prog_.bits
         << "   scale mode: " << prog_.scale_mode << "   rounding: half up (docs/arithmetic.md (2))\n  ops: "

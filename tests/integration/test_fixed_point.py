@@ -205,3 +205,24 @@ def test_bias_correction_improves_resnet18_int8(models, tmp_path):
     assert snr["bc"] > snr["plain"] + 2
     rep = (tmp_path / "bc" / "compile_report.txt").read_text()
     assert "bias_correction: corrected the biases of 21 layer(s)" in rep
+
+
+def test_trace_changes_no_bit_and_lists_fused_tensors(models, tmp_path):
+    prog = compile_(models, "tiny_cnn", tmp_path / "p", "--calib", f"image={models}/tiny_cnn_input.npy")
+    inp = f"image={models}/tiny_cnn_input.npy"
+    run_cli("run", prog, "--input", inp, "-o", tmp_path / "plain", "-q", "--raw")
+    run_cli("run", prog, "--input", inp, "-o", tmp_path / "traced", "-q", "--raw", "--trace", tmp_path / "t")
+    for f in os.listdir(tmp_path / "plain"):
+        assert (tmp_path / "plain" / f).read_bytes() == (tmp_path / "traced" / f).read_bytes(), f
+    import json
+    index = json.loads((tmp_path / "t" / "index.json").read_text())
+    computed = {t: e for t, e in index.items() if "file" in e}
+    removed = {t: e for t, e in index.items() if "removed" in e}
+    assert all(e["subgraph"] == {"id": 0, "kind": "accelerator"} for e in computed.values())
+    # Conv -> BN -> Relu became one op: the Conv and BN outputs are listed with the Relu output
+    # that stands for them; that tensor's trace file holds the fused op's result.
+    assert removed["conv_3_out"]["stand_in"] == "relu_9_out"
+    assert removed["batchnormalization_8_out"]["stand_in"] == "relu_9_out"
+    assert "relu_9_out" in computed
+    codes = np.load(tmp_path / "t" / computed["probabilities"]["codes"])
+    assert np.array_equal(codes, np.load(tmp_path / "plain" / "probabilities.codes.npy"))
