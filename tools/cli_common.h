@@ -21,6 +21,7 @@ std::string summarize(const Tensor& t);
 
 void add_inspect_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
 void add_compile_command(CLI::App& app);
 
 }  // namespace fixpoint::cli

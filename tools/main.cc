@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   fixpoint::cli::add_inspect_command(app);
   fixpoint::cli::add_compile_command(app);
   fixpoint::cli::add_run_command(app);
+  fixpoint::cli::add_compare_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

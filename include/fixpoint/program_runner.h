@@ -27,7 +27,14 @@ class ProgramRunner {
   ProgramOutputs run(const std::map<std::string, Tensor>& inputs,
                      const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op = {}) const;
 
+  // One op on the current tensor values (codes for fixed-point tensors, float otherwise).
+  std::vector<Tensor> run_op(const QOp& op, const std::map<std::string, Tensor>& values) const;
+  // Op `index` fed with float values of its inputs (e.g. the float reference's), quantized at the
+  // inputs' scales: what the op alone does to exact inputs ("local error" in fixpoint compare).
+  std::vector<Tensor> run_op_on_float(size_t index, const std::map<std::string, Tensor>& float_values) const;
+
  private:
+  QParams q_of(const std::string& tensor) const;  // float QParams for tensors without codes
   Program prog_;
   int threads_ = 1;
 };

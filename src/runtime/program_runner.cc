@@ -38,13 +38,77 @@ ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
   }
 }
 
+QParams ProgramRunner::q_of(const std::string& t) const {
+  auto it = prog_.tensors.find(t);
+  return it == prog_.tensors.end() ? QParams{} : it->second;
+}
+
+std::vector<Tensor> ProgramRunner::run_op(const QOp& op, const std::map<std::string, Tensor>& values) const {
+  std::vector<const Tensor*> ins;
+  std::vector<Tensor> deq;  // float copies for fallback ops
+  deq.reserve(op.node.inputs.size());
+  for (size_t i = 0; i < op.node.inputs.size(); ++i) {
+    const std::string& in = op.node.inputs[i];
+    if (in.empty()) {
+      ins.push_back(nullptr);
+      continue;
+    }
+    auto it = values.find(in);
+    if (it == values.end()) {
+      auto c = op.consts.find(cat("const", i));  // a constant operand quantized at compile time
+      FP_CHECK(c != op.consts.end(), op.node.label(), ": input '", in, "' has no value");
+      ins.push_back(&c->second);
+      continue;
+    }
+    QParams q = q_of(in);
+    if (op.kind == "float" && !q.is_float()) {
+      deq.push_back(dequantize_tensor(it->second, q));
+      ins.push_back(&deq.back());
+    } else {
+      ins.push_back(&it->second);
+    }
+  }
+  std::vector<Tensor> outs;
+  if (op.kind == "float" || op.kind == "move") {
+    outs = run_node(op.node, ins);
+    if (op.kind == "float")
+      for (size_t i = 0; i < outs.size(); ++i) {
+        QParams q = q_of(op.node.outputs[i]);
+        if (!op.node.outputs[i].empty() && !q.is_float() && dtype_is_float(outs[i].dtype()))
+          outs[i] = quantize_tensor(outs[i], q);
+      }
+  } else {
+    outs.resize(op.node.outputs.size());
+    qref::QContext ctx{op, ins, {}, {}, outs, threads_};
+    for (const auto& in : op.node.inputs) ctx.in_q.push_back(q_of(in));
+    for (const auto& o : op.node.outputs) ctx.out_q.push_back(q_of(o));
+    try {
+      qref::find_integer_kernel(op.kind)(ctx);
+    } catch (const Error& e) {
+      std::string msg = e.what();
+      if (msg.find(op.node.label()) == std::string::npos) fail(op.node.label(), ": ", msg);
+      throw;
+    }
+  }
+  return outs;
+}
+
+std::vector<Tensor> ProgramRunner::run_op_on_float(size_t index, const std::map<std::string, Tensor>& float_values) const {
+  const QOp& op = prog_.ops.at(index);
+  std::map<std::string, Tensor> values;
+  for (const auto& in : op.node.inputs) {
+    auto it = float_values.find(in);
+    if (in.empty() || it == float_values.end()) continue;
+    auto q = prog_.tensors.find(in);
+    values[in] = q == prog_.tensors.end() || q->second.is_float() ? it->second : quantize_tensor(it->second, q->second);
+  }
+  for (const auto& [name, t] : prog_.float_constants) values.emplace(name, t);
+  return run_op(op, values);
+}
+
 ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs,
                                   const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op) const {
   check_inputs(prog_.inputs, inputs);
-  auto q_of = [this](const std::string& t) {
-    auto it = prog_.tensors.find(t);
-    return it == prog_.tensors.end() ? QParams{} : it->second;
-  };
   std::map<std::string, Tensor> values;
   for (const auto& vi : prog_.inputs) {
     const Tensor& t = inputs.at(vi.name);
@@ -53,52 +117,7 @@ ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs,
   }
   for (const auto& [name, t] : prog_.float_constants) values[name] = t;
   for (const auto& op : prog_.ops) {
-    std::vector<const Tensor*> ins;
-    std::vector<Tensor> deq;  // float copies for fallback ops
-    deq.reserve(op.node.inputs.size());
-    for (size_t i = 0; i < op.node.inputs.size(); ++i) {
-      const std::string& in = op.node.inputs[i];
-      if (in.empty()) {
-        ins.push_back(nullptr);
-        continue;
-      }
-      auto it = values.find(in);
-      if (it == values.end()) {
-        auto c = op.consts.find(cat("const", i));  // a constant operand quantized at compile time
-        FP_CHECK(c != op.consts.end(), op.node.label(), ": input '", in, "' has no value");
-        ins.push_back(&c->second);
-        continue;
-      }
-      QParams q = q_of(in);
-      if (op.kind == "float" && !q.is_float()) {
-        deq.push_back(dequantize_tensor(it->second, q));
-        ins.push_back(&deq.back());
-      } else {
-        ins.push_back(&it->second);
-      }
-    }
-    std::vector<Tensor> outs;
-    if (op.kind == "float" || op.kind == "move") {
-      outs = run_node(op.node, ins);
-      if (op.kind == "float")
-        for (size_t i = 0; i < outs.size(); ++i) {
-          QParams q = q_of(op.node.outputs[i]);
-          if (!op.node.outputs[i].empty() && !q.is_float() && dtype_is_float(outs[i].dtype()))
-            outs[i] = quantize_tensor(outs[i], q);
-        }
-    } else {
-      outs.resize(op.node.outputs.size());
-      qref::QContext ctx{op, ins, {}, {}, outs, threads_};
-      for (const auto& in : op.node.inputs) ctx.in_q.push_back(q_of(in));
-      for (const auto& o : op.node.outputs) ctx.out_q.push_back(q_of(o));
-      try {
-        qref::find_integer_kernel(op.kind)(ctx);
-      } catch (const Error& e) {
-        std::string msg = e.what();
-        if (msg.find(op.node.label()) == std::string::npos) fail(op.node.label(), ": ", msg);
-        throw;
-      }
-    }
+    std::vector<Tensor> outs = run_op(op, values);
     if (on_op) on_op(op, outs);
     for (size_t i = 0; i < outs.size(); ++i)
       if (!op.node.outputs[i].empty()) values[op.node.outputs[i]] = std::move(outs[i]);

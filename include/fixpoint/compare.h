@@ -1,0 +1,51 @@
+// fixpoint: float-vs-fixed comparison per layer (fixpoint compare). For every program op output
+// it measures the accumulated error (the fixed-point program end to end) and the local error
+// (the same op fed with the float reference's own inputs, quantized at its input scales), so the
+// layers that *cause* the error can be told from those that only inherit it.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fixpoint/ir.h"
+#include "fixpoint/program_runner.h"
+
+namespace fixpoint {
+
+struct LayerError {
+  std::string name, op, kind, output;
+  int bits = 32;
+  double scale = 0, lo = 0, hi = 0;        // output scale; float reference range seen
+  double signal = 0, noise = 0, local_noise = 0, dot = 0, got_sq = 0, max_abs = 0, sum_abs = 0;
+  int64_t count = 0, saturated = 0;
+  double snr_db() const;        // 10 log10(sum ref^2 / sum (ref - fixed)^2), accumulated
+  double local_snr_db() const;  // the same with the op fed by the float reference
+  double cosine() const;
+  double saturated_pct() const { return count ? 100.0 * static_cast<double>(saturated) / static_cast<double>(count) : 0.0; }
+};
+
+class Comparer {
+ public:
+  // `program_dir` holds model.fxp; the float reference is the program's source model.
+  explicit Comparer(const std::string& program_dir);
+  // Runs both on one set of inputs and accumulates every layer's error energies.
+  void add_sample(const std::map<std::string, Tensor>& inputs);
+  // Layers in program order, and the `worst` node names (lowest local SNR first).
+  nlohmann::json result(size_t worst_count = 5) const;
+  const std::vector<LayerError>& layers() const { return layers_; }
+
+ private:
+  ProgramRunner runner_;
+  std::string source_;
+  std::vector<LayerError> layers_;  // one per op output with a float counterpart
+  int samples_ = 0;
+};
+
+// A readable table of compare.json's layers.
+std::string compare_table(const nlohmann::json& result);
+// One self-contained HTML page: summary, worst layers, the per-layer table colored by SNR.
+std::string compare_html(const nlohmann::json& result);
+
+}  // namespace fixpoint

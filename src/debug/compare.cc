@@ -1,0 +1,219 @@
+#include "fixpoint/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+
+#include "fixpoint/error.h"
+#include "fixpoint/fixedpoint.h"
+#include "fixpoint/model.h"
+#include "fixpoint/program.h"
+#include "fixpoint/runtime.h"
+
+namespace fixpoint {
+namespace {
+
+double db(double signal, double noise) {
+  if (noise <= 0) return 200.0;  // exact: reported as 200 dB
+  if (signal <= 0) return -200.0;
+  return 10.0 * std::log10(signal / noise);
+}
+
+}  // namespace
+
+double LayerError::snr_db() const { return db(signal, noise); }
+double LayerError::local_snr_db() const { return db(signal, local_noise); }
+double LayerError::cosine() const {
+  double d = std::sqrt(signal * got_sq);
+  return d > 0 ? dot / d : 1.0;
+}
+
+Comparer::Comparer(const std::string& program_dir)
+    : runner_(load_program((std::filesystem::path(program_dir) / "model.fxp").string())) {
+  source_ = runner_.program().source_model;
+  FP_CHECK(std::filesystem::exists(source_), "compare: the program's source model '", source_,
+           "' is gone (the float reference is computed from it)");
+  for (const auto& op : runner_.program().ops)
+    for (const auto& o : op.node.outputs) {
+      if (o.empty()) continue;
+      LayerError e;
+      e.name = op.node.name;
+      e.op = op.node.op_type;
+      e.kind = op.kind;
+      e.output = o;
+      e.bits = op.bits;
+      auto q = runner_.program().tensors.find(o);
+      if (q != runner_.program().tensors.end()) {
+        e.scale = q->second.scale;
+        e.bits = q->second.is_float() ? 32 : q->second.bits();
+      }
+      e.lo = INFINITY;
+      e.hi = -INFINITY;
+      layers_.push_back(e);
+    }
+}
+
+void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
+  // Float reference of the source model, every tensor kept (copies: the executor reuses buffers).
+  PipelineOptions po;
+  for (const auto& [name, t] : inputs) po.shapes[name] = t.shape();
+  po.shapes_origin = "the input files";
+  Graph g = load_model(source_, po);
+  std::map<std::string, Tensor> ref(inputs.begin(), inputs.end());
+  for (const auto& [name, t] : g.initializers) ref.emplace(name, t);  // incl. folded shape arithmetic
+  RunOptions ro;
+  ro.on_node = [&](const Node& n, const std::vector<Tensor>& outs) {
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (!n.outputs[i].empty()) ref[n.outputs[i]] = outs[i].clone();
+  };
+  Executor(g).run(inputs, ro);
+  const Program& p = runner_.program();
+  std::map<std::string, std::pair<Tensor, Tensor>> fixed;  // tensor -> (dequantized, codes)
+  runner_.run(inputs, [&](const QOp& op, const std::vector<Tensor>& outs) {
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const std::string& t = op.node.outputs[i];
+      auto q = p.tensors.find(t);
+      if (t.empty()) continue;
+      if (q == p.tensors.end() || q->second.is_float()) fixed[t] = {outs[i].clone(), Tensor()};
+      else fixed[t] = {dequantize_tensor(outs[i], q->second), outs[i].clone()};
+    }
+  });
+  size_t li = 0;
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    const QOp& op = p.ops[k];
+    std::vector<Tensor> local;
+    bool local_done = false;
+    for (size_t i = 0; i < op.node.outputs.size(); ++i) {
+      const std::string& t = op.node.outputs[i];
+      if (t.empty()) continue;
+      LayerError& e = layers_[li++];
+      auto r = ref.find(t);
+      auto f = fixed.find(t);
+      if (r == ref.end() || f == fixed.end() || !dtype_is_float(r->second.dtype()) ||
+          r->second.shape() != f->second.first.shape())
+        continue;
+      if (!local_done) {
+        local = runner_.run_op_on_float(k, ref);
+        local_done = true;
+      }
+      const Tensor& a = r->second;
+      const Tensor& b = f->second.first;
+      Tensor lb = local.at(i);
+      auto q = p.tensors.find(t);
+      bool coded = q != p.tensors.end() && !q->second.is_float();
+      if (coded && !dtype_is_float(lb.dtype())) lb = dequantize_tensor(lb, q->second);
+      fx::Range range = coded ? fx::range_of(q->second.type) : fx::Range{0, 0};
+      const Tensor& codes = f->second.second;
+      for (int64_t j = 0; j < a.numel(); ++j) {
+        double x = a.get_f64(j), y = b.get_f64(j), z = lb.get_f64(j);
+        if (!std::isfinite(x)) continue;
+        e.signal += x * x;
+        e.noise += (x - y) * (x - y);
+        e.local_noise += (x - z) * (x - z);
+        e.dot += x * y;
+        e.got_sq += y * y;
+        e.max_abs = std::max(e.max_abs, std::abs(x - y));
+        e.sum_abs += std::abs(x - y);
+        e.lo = std::min(e.lo, x);
+        e.hi = std::max(e.hi, x);
+        ++e.count;
+        if (coded) {
+          int64_t c = static_cast<int64_t>(codes.get_f64(j));
+          if (c == range.lo || c == range.hi) {
+            // At a limit of the code range while the float value lies beyond it: saturated.
+            double edge = fx::dequantize(c, q->second.scale, q->second.zero_point);
+            if ((c == range.hi && x > edge) || (c == range.lo && x < edge)) ++e.saturated;
+          }
+        }
+      }
+    }
+  }
+  ++samples_;
+}
+
+nlohmann::json Comparer::result(size_t worst_count) const {
+  nlohmann::json layers = nlohmann::json::array();
+  std::vector<const LayerError*> ranked;
+  for (const auto& e : layers_) {
+    if (!e.count) continue;
+    layers.push_back({{"name", e.name}, {"op", e.op}, {"kind", e.kind}, {"output", e.output}, {"bits", e.bits},
+                      {"snr_db", e.snr_db()}, {"local_snr_db", e.local_snr_db()}, {"cosine", e.cosine()},
+                      {"max_abs_err", e.max_abs}, {"mean_abs_err", e.sum_abs / static_cast<double>(e.count)},
+                      {"saturated_pct", e.saturated_pct()}, {"scale", e.scale}, {"range", {e.lo, e.hi}}});
+    ranked.push_back(&e);
+  }
+  // Most guilty first: the lowest local SNR (the error a layer adds by itself), ties by
+  // accumulated SNR. Float layers add no error of their own beyond their output quantization.
+  std::stable_sort(ranked.begin(), ranked.end(), [](const LayerError* a, const LayerError* b) {
+    if (a->local_snr_db() != b->local_snr_db()) return a->local_snr_db() < b->local_snr_db();
+    return a->snr_db() < b->snr_db();
+  });
+  nlohmann::json worst = nlohmann::json::array();
+  std::vector<std::string> seen;
+  for (const auto* e : ranked) {
+    if (worst.size() >= worst_count) break;
+    if (std::find(seen.begin(), seen.end(), e->name) != seen.end()) continue;
+    seen.push_back(e->name);
+    worst.push_back(e->name);
+  }
+  return {{"program_source", source_}, {"samples", samples_}, {"layers", layers}, {"worst", worst}};
+}
+
+std::string compare_table(const nlohmann::json& r) {
+  std::ostringstream s;
+  s << std::left << std::setw(28) << "node" << std::setw(20) << "op" << std::right << std::setw(5) << "bits"
+    << std::setw(10) << "SNR dB" << std::setw(10) << "local dB" << std::setw(9) << "cosine" << std::setw(11)
+    << "max|err|" << std::setw(11) << "mean|err|" << std::setw(8) << "sat%" << std::setw(13) << "scale" << "\n";
+  s << std::fixed;
+  for (const auto& l : r["layers"]) {
+    std::string name = l["name"].get<std::string>();
+    if (name.size() > 27) name = name.substr(0, 24) + "...";
+    s << std::left << std::setw(28) << name << std::setw(20) << l["op"].get<std::string>() << std::right
+      << std::setw(5) << l["bits"].get<int>() << std::setprecision(1) << std::setw(10) << l["snr_db"].get<double>()
+      << std::setw(10) << l["local_snr_db"].get<double>() << std::setprecision(4) << std::setw(9)
+      << l["cosine"].get<double>() << std::setprecision(4) << std::setw(11) << l["max_abs_err"].get<double>()
+      << std::setw(11) << l["mean_abs_err"].get<double>() << std::setprecision(2) << std::setw(8)
+      << l["saturated_pct"].get<double>() << std::setprecision(4) << std::setw(13) << std::scientific
+      << l["scale"].get<double>() << std::fixed << "\n";
+  }
+  s << "\nlayers adding the most error (lowest local SNR):";
+  for (const auto& w : r["worst"]) s << " " << w.get<std::string>();
+  s << "\n";
+  return s.str();
+}
+
+std::string compare_html(const nlohmann::json& r) {
+  auto esc = [](const std::string& x) {
+    std::string o;
+    for (char c : x) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+    return o;
+  };
+  auto color = [](double snr) {  // red below 20 dB, yellow 20-40, green above 40
+    return snr < 20 ? "#f8c9c4" : snr < 40 ? "#fbeeb8" : "#cdeccd";
+  };
+  std::ostringstream h;
+  h << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>fixpoint compare</title><style>"
+    << "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:13px}"
+    << "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.l{text-align:left}</style></head><body>"
+    << "<h1>fixpoint compare</h1><p>Float reference: " << esc(r["program_source"].get<std::string>()) << "; "
+    << r["samples"].get<int>() << " input set(s). SNR: accumulated error of the fixed-point program; local: the "
+    << "layer fed with the float reference's own inputs.</p><h2>Layers adding the most error</h2><ol>";
+  for (const auto& w : r["worst"]) h << "<li>" << esc(w.get<std::string>()) << "</li>";
+  h << "</ol><h2>All layers (program order)</h2><table><tr><th>node</th><th>op</th><th>bits</th><th>SNR dB</th>"
+    << "<th>local dB</th><th>cosine</th><th>max |err|</th><th>mean |err|</th><th>saturated %</th><th>scale</th></tr>";
+  for (const auto& l : r["layers"]) {
+    h << "<tr><td class=l>" << esc(l["name"].get<std::string>()) << "</td><td class=l>" << esc(l["op"].get<std::string>())
+      << "</td><td>" << l["bits"].get<int>() << "</td><td style=\"background:" << color(l["snr_db"].get<double>()) << "\">"
+      << std::fixed << std::setprecision(1) << l["snr_db"].get<double>() << "</td><td style=\"background:"
+      << color(l["local_snr_db"].get<double>()) << "\">" << l["local_snr_db"].get<double>() << "</td><td>"
+      << std::setprecision(4) << l["cosine"].get<double>() << "</td><td>" << l["max_abs_err"].get<double>() << "</td><td>"
+      << l["mean_abs_err"].get<double>() << "</td><td>" << std::setprecision(2) << l["saturated_pct"].get<double>()
+      << "</td><td>" << std::scientific << std::setprecision(3) << l["scale"].get<double>() << std::fixed << "</td></tr>";
+  }
+  h << "</table></body></html>\n";
+  return h.str();
+}
+
+}  // namespace fixpoint

@@ -1,0 +1,75 @@
+"""fixpoint compare: per-layer float-vs-fixed errors on the real integer path, local vs
+accumulated, and a planted fault it must name."""
+import json
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from conftest import run_cli
+
+
+def planted_fault_model(path):
+    """Conv1 -> Relu -> Conv2 (planted fault) -> Relu -> Conv3. Conv1's output channel 5 is
+    always 0 (zero weights, negative bias, Relu). Conv2 gives that dead channel weights of 50:
+    they never change its output in float, but per-channel 8-bit weight scales are set by
+    them, so every real weight of Conv2 (|w| ~ 0.1, step 50/127) rounds to 0 or one step. A
+    dead channel with large weights is a real-world pattern; Conv3 only inherits the damage."""
+    rng = np.random.default_rng(11)
+    w1 = rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32)
+    b1 = rng.normal(0, 0.05, 8).astype(np.float32)
+    w1[5] = 0.0
+    b1[5] = -1.0
+    w2 = rng.normal(0, 0.1, (8, 8, 3, 3)).astype(np.float32)
+    w2[:, 5, 1, 1] = 50.0
+    inits = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"), numpy_helper.from_array(w2, "w2"),
+             numpy_helper.from_array(rng.normal(0, 0.1, (4, 8, 1, 1)).astype(np.float32), "w3")]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("Conv", ["r2", "w3"], ["y"], name="conv3")]
+    g = helper.make_graph(nodes, "planted", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 16, 16])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_compare_names_the_planted_fault(tmp_path):
+    planted_fault_model(tmp_path / "m.onnx")
+    rng = np.random.default_rng(12)
+    np.save(tmp_path / "calib.npy", rng.uniform(0, 1, (6, 3, 16, 16)).astype(np.float32))
+    np.save(tmp_path / "a.npy", rng.uniform(0, 1, (1, 3, 16, 16)).astype(np.float32))
+    np.save(tmp_path / "b.npy", rng.uniform(0, 1, (2, 3, 16, 16)).astype(np.float32))
+    run_cli("compile", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "-o", tmp_path / "p", "-q")
+    p = run_cli("compare", tmp_path / "p", "--input", f"x={tmp_path / 'a.npy'}", "--input", f"x={tmp_path / 'b.npy'}",
+                "-o", tmp_path / "c", "--report", tmp_path / "r.html")
+    r = json.loads((tmp_path / "c" / "compare.json").read_text())
+    assert r["samples"] == 2
+    assert r["worst"][0] == "conv2"
+    by = {l["name"]: l for l in r["layers"]}
+    assert set(by) == {"conv1", "conv2", "conv3"}  # Relus fused into their Convs
+    for l in r["layers"]:
+        assert {"name", "op", "output", "bits", "snr_db", "local_snr_db", "max_abs_err", "saturated_pct"} <= set(l)
+    # The fault is local to conv2; conv3 inherits it (its accumulated SNR << its local SNR).
+    assert by["conv2"]["local_snr_db"] < 20 < 30 < by["conv1"]["local_snr_db"]
+    assert by["conv3"]["snr_db"] < by["conv3"]["local_snr_db"] - 10
+    assert p.stdout.split("lowest local SNR):")[1].split()[0] == "conv2"
+    html = (tmp_path / "r.html").read_text()
+    assert html.startswith("<!DOCTYPE html>") and "conv2" in html and "<script src" not in html
+    # With that layer's weights at 16 bits the fault disappears.
+    run_cli("compile", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "-o", tmp_path / "p16", "-q",
+            "--params16", "conv2")
+    run_cli("compare", tmp_path / "p16", "--input", f"x={tmp_path / 'a.npy'}", "-o", tmp_path / "c16", "-q")
+    r16 = {l["name"]: l for l in json.loads((tmp_path / "c16" / "compare.json").read_text())["layers"]}
+    assert r16["conv2"]["local_snr_db"] > by["conv2"]["local_snr_db"] + 15
+
+
+def test_compare_errors_are_one_line(tmp_path, models):
+    bad = run_cli("compare", tmp_path / "nowhere", "--input", f"x={tmp_path / 'a.npy'}", check=False)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "nowhere" in bad.stderr
+    run_cli("compile", models / "tiny_cnn.onnx", "--calib", f"image={models / 'tiny_cnn_input.npy'}", "-o",
+            tmp_path / "p", "-q")
+    wrong = run_cli("compare", tmp_path / "p", "-q", "--input", f"nope={models / 'tiny_cnn_input.npy'}", check=False)
+    assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1 and "nope" in wrong.stderr

@@ -1,0 +1,69 @@
+// fixpoint compare DIR --input NAME=FILE.npy... [--input ...] [-o OUTDIR] [--report report.html]
+// Float reference vs the fixed-point program, layer by layer (docs/debugging.md).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli_common.h"
+#include "fixpoint/compare.h"
+
+namespace fixpoint::cli {
+namespace {
+
+struct CompareArgs {
+  std::string dir, out_dir = "compare_out", report;
+  std::vector<std::string> inputs;
+  bool quiet = false;
+};
+
+void run_compare(const CompareArgs& a) {
+  namespace fs = std::filesystem;
+  FP_CHECK(fs::is_directory(a.dir), "'", a.dir, "': compare needs the folder `fixpoint compile -o DIR` wrote");
+  Comparer cmp(a.dir);
+  // Several --input sets: each NAME may be given once per set; a NAME repeated starts a new set.
+  std::vector<std::vector<std::string>> sets(1);
+  for (const auto& spec : a.inputs) {
+    std::string name = spec.substr(0, spec.find('='));
+    bool again = false;
+    for (const auto& s : sets.back()) again = again || s.substr(0, s.find('=')) == name;
+    if (again) sets.emplace_back();
+    sets.back().push_back(spec);
+  }
+  for (size_t i = 0; i < sets.size(); ++i) {
+    std::map<std::string, Tensor> in = load_input_options(sets[i]);
+    if (in.count("")) {
+      const auto& pins = load_program((fs::path(a.dir) / "model.fxp").string()).inputs;
+      FP_CHECK(pins.size() == 1, "--input without a NAME= is only allowed for a model with one input");
+      in[pins[0].name] = in[""];
+      in.erase("");
+    }
+    if (!a.quiet) std::cerr << "compare: input set " << i + 1 << "/" << sets.size() << "\n";
+    cmp.add_sample(in);
+  }
+  nlohmann::json r = cmp.result();
+  std::error_code ec;
+  fs::create_directories(a.out_dir, ec);
+  FP_CHECK(!ec, "-o '", a.out_dir, "': ", ec.message());
+  std::ofstream(fs::path(a.out_dir) / "compare.json") << r.dump(1) << "\n";
+  if (!a.report.empty()) {
+    std::ofstream h(a.report);
+    FP_CHECK(h.good(), "--report '", a.report, "': cannot write");
+    h << compare_html(r);
+  }
+  if (!a.quiet) std::cout << compare_table(r);
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app) {
+  auto a = std::make_shared<CompareArgs>();
+  CLI::App* c = app.add_subcommand("compare", "Float reference vs fixed-point program, layer by layer: SNR, local vs accumulated error, worst layers");
+  c->add_option("dir", a->dir, "Folder written by `fixpoint compile`")->required();
+  c->add_option("--input", a->inputs, "NAME=FILE.npy; repeat a NAME for another input set (results are pooled)")->required();
+  c->add_option("-o,--output-dir", a->out_dir, "Folder for compare.json (default compare_out)");
+  c->add_option("--report", a->report, "Also write a self-contained HTML report");
+  c->add_flag("-q,--quiet", a->quiet, "No table on stdout");
+  c->callback([a] { run_compare(*a); });
+}
+
+}  // namespace fixpoint::cli
