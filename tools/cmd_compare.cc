@@ -6,6 +6,7 @@
 
 #include "cli_common.h"
 #include "fixpoint/compare.h"
+#include "fixpoint/graph_dot.h"
 
 namespace fixpoint::cli {
 namespace {
@@ -46,9 +47,20 @@ void run_compare(const CompareArgs& a) {
   FP_CHECK(!ec, "-o '", a.out_dir, "': ", ec.message());
   std::ofstream(fs::path(a.out_dir) / "compare.json") << r.dump(1) << "\n";
   if (!a.report.empty()) {
+    // The compiled graph colored by SNR, when Graphviz is there (it is optional for a report).
+    std::string graph;
+    std::ifstream rf(fs::path(a.dir) / "compile_report.json");
+    nlohmann::json rep = nlohmann::json::parse(rf, nullptr, false);
+    if (!rep.is_discarded()) {
+      try {
+        graph = render_svg(compile_report_dot(rep, snr_colors(r)), a.report + ".graph");
+      } catch (const Error& e) {
+        std::cerr << "compare: no graph in the report: " << e.what() << "\n";
+      }
+    }
     std::ofstream h(a.report);
     FP_CHECK(h.good(), "--report '", a.report, "': cannot write");
-    h << compare_html(r);
+    h << compare_html(r, cmp.layers(), graph);
   }
   if (!a.quiet) std::cout << compare_table(r);
 }

@@ -41,14 +41,10 @@ void inspect_program_dir(const InspectArgs& a) {
     std::cout << t.rdbuf();
     return;
   }
-  std::string dot_path = a.svg + ".dot";
-  std::ofstream(dot_path) << compile_report_dot(report);
-  std::string cmd = "dot -Tsvg '" + dot_path + "' -o '" + a.svg + "' 2>&1";
-  FP_CHECK(a.svg.find('\'') == std::string::npos, "--svg '", a.svg, "': quotes are not allowed in the file name");
-  int rc = std::system(cmd.c_str());
-  FP_CHECK(rc == 0, "--svg '", a.svg, "': Graphviz 'dot' failed (is graphviz installed? scripts/setup.sh installs it); DOT kept in ",
-           dot_path);
-  std::remove(dot_path.c_str());
+  std::string svg = render_svg(compile_report_dot(report), a.svg + ".tmp");
+  std::ofstream out(a.svg);
+  FP_CHECK(out.good(), "--svg '", a.svg, "': cannot write");
+  out << svg;
   if (!a.json) std::cout << "wrote " << a.svg << "\n";
 }
 

@@ -20,6 +20,7 @@ struct LayerError {
   double scale = 0, lo = 0, hi = 0;        // output scale; float reference range seen
   double signal = 0, noise = 0, local_noise = 0, dot = 0, got_sq = 0, max_abs = 0, sum_abs = 0;
   int64_t count = 0, saturated = 0;
+  std::vector<float> sample_ref, sample_fixed;  // up to 1500 (float, fixed) pairs for plots
   double snr_db() const;        // 10 log10(sum ref^2 / sum (ref - fixed)^2), accumulated
   double local_snr_db() const;  // the same with the op fed by the float reference
   double cosine() const;
@@ -45,7 +46,11 @@ class Comparer {
 
 // A readable table of compare.json's layers.
 std::string compare_table(const nlohmann::json& result);
-// One self-contained HTML page: summary, worst layers, the per-layer table colored by SNR.
-std::string compare_html(const nlohmann::json& result);
+// One self-contained HTML page: summary, the graph colored by SNR (`graph_svg`, may be empty),
+// float-vs-fixed scatter and error histogram of the worst layers, the per-layer table.
+std::string compare_html(const nlohmann::json& result, const std::vector<LayerError>& layers,
+                         const std::string& graph_svg);
+// Box colors for compile_report_dot: accumulated SNR per op (red < 20 dB, yellow < 40, green).
+std::map<std::string, std::string> snr_colors(const nlohmann::json& result);
 
 }  // namespace fixpoint

@@ -106,6 +106,11 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
       if (coded && !dtype_is_float(lb.dtype())) lb = dequantize_tensor(lb, q->second);
       fx::Range range = coded ? fx::range_of(q->second.type) : fx::Range{0, 0};
       const Tensor& codes = f->second.second;
+      int64_t stride = std::max<int64_t>(1, a.numel() / 1500);
+      for (int64_t j = 0; samples_ == 0 && j < a.numel() && e.sample_ref.size() < 1500; j += stride) {
+        e.sample_ref.push_back(static_cast<float>(a.get_f64(j)));
+        e.sample_fixed.push_back(static_cast<float>(b.get_f64(j)));
+      }
       for (int64_t j = 0; j < a.numel(); ++j) {
         double x = a.get_f64(j), y = b.get_f64(j), z = lb.get_f64(j);
         if (!std::isfinite(x)) continue;
@@ -184,33 +189,114 @@ std::string compare_table(const nlohmann::json& r) {
   return s.str();
 }
 
-std::string compare_html(const nlohmann::json& r) {
-  auto esc = [](const std::string& x) {
-    std::string o;
-    for (char c : x) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
-    return o;
-  };
-  auto color = [](double snr) {  // red below 20 dB, yellow 20-40, green above 40
-    return snr < 20 ? "#f8c9c4" : snr < 40 ? "#fbeeb8" : "#cdeccd";
-  };
+namespace {
+
+const char* snr_color(double snr) { return snr < 20 ? "#f8c9c4" : snr < 40 ? "#fbeeb8" : "#cdeccd"; }
+
+std::string html_escape(const std::string& x) {
+  std::string o;
+  for (char c : x) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  return o;
+}
+
+// Float (x) vs fixed (y) scatter with the y = x line, as inline SVG.
+std::string scatter_svg(const LayerError& e) {
+  const double W = 260, H = 260, m = 30;
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < e.sample_ref.size(); ++i) {
+    lo = std::min({lo, static_cast<double>(e.sample_ref[i]), static_cast<double>(e.sample_fixed[i])});
+    hi = std::max({hi, static_cast<double>(e.sample_ref[i]), static_cast<double>(e.sample_fixed[i])});
+  }
+  if (!(hi > lo)) hi = lo + 1;
+  auto X = [&](double v) { return m + (v - lo) / (hi - lo) * (W - 2 * m); };
+  auto Y = [&](double v) { return H - m - (v - lo) / (hi - lo) * (H - 2 * m); };
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\"><rect width=\"100%\" height=\"100%\" fill=\"white\" stroke=\"#999\"/><line x1=\"" << X(lo) << "\" y1=\"" << Y(lo)
+    << "\" x2=\"" << X(hi) << "\" y2=\"" << Y(hi) << "\" stroke=\"#999\"/>";
+  for (size_t i = 0; i < e.sample_ref.size(); ++i)
+    s << "<circle cx=\"" << X(e.sample_ref[i]) << "\" cy=\"" << Y(e.sample_fixed[i]) << "\" r=\"1.3\" fill=\"#3b7dd8\"/>";
+  s << "<text x=\"" << W / 2 << "\" y=\"" << H - 8 << "\" font-size=\"11\" text-anchor=\"middle\">float</text>"
+    << "<text x=\"10\" y=\"" << H / 2 << "\" font-size=\"11\" transform=\"rotate(-90 10 " << H / 2 << ")\">fixed</text></svg>";
+  return s.str();
+}
+
+// Histogram of (fixed - float) over the sampled values, 40 bins, as inline SVG.
+std::string histogram_svg(const LayerError& e) {
+  const double W = 300, H = 260, m = 30;
+  std::vector<double> d;
+  for (size_t i = 0; i < e.sample_ref.size(); ++i) d.push_back(static_cast<double>(e.sample_fixed[i]) - e.sample_ref[i]);
+  double amax = 0;
+  for (double v : d) amax = std::max(amax, std::abs(v));
+  if (amax == 0) amax = 1;
+  std::vector<int> bins(40, 0);
+  for (double v : d) bins[std::min(39, static_cast<int>((v + amax) / (2 * amax) * 40))]++;
+  int top = *std::max_element(bins.begin(), bins.end());
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\"><rect width=\"100%\" height=\"100%\" fill=\"white\" stroke=\"#999\"/>";
+  double bw = (W - 2 * m) / 40;
+  for (int b = 0; b < 40; ++b) {
+    double h = top ? (H - 2 * m) * bins[b] / top : 0;
+    s << "<rect x=\"" << m + b * bw << "\" y=\"" << H - m - h << "\" width=\"" << bw - 1 << "\" height=\"" << h
+      << "\" fill=\"#d8843b\"/>";
+  }
+  s << std::setprecision(4) << "<text x=\"" << m << "\" y=\"" << H - 10 << "\" font-size=\"11\">" << -amax << "</text><text x=\""
+    << W - m << "\" y=\"" << H - 10 << "\" font-size=\"11\" text-anchor=\"end\">" << amax << "</text><text x=\"" << W / 2
+    << "\" y=\"" << H - 10 << "\" font-size=\"11\" text-anchor=\"middle\">fixed - float</text></svg>";
+  return s.str();
+}
+
+}  // namespace
+
+std::map<std::string, std::string> snr_colors(const nlohmann::json& r) {
+  std::map<std::string, std::string> c;
+  for (const auto& l : r["layers"]) {
+    std::string name = l["name"].get<std::string>();
+    if (!c.count(name)) c[name] = snr_color(l["snr_db"].get<double>());
+  }
+  return c;
+}
+
+std::string compare_html(const nlohmann::json& r, const std::vector<LayerError>& layers, const std::string& graph_svg) {
   std::ostringstream h;
   h << "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>fixpoint compare</title><style>"
     << "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;font-size:13px}"
-    << "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.l{text-align:left}</style></head><body>"
-    << "<h1>fixpoint compare</h1><p>Float reference: " << esc(r["program_source"].get<std::string>()) << "; "
-    << r["samples"].get<int>() << " input set(s). SNR: accumulated error of the fixed-point program; local: the "
-    << "layer fed with the float reference's own inputs.</p><h2>Layers adding the most error</h2><ol>";
-  for (const auto& w : r["worst"]) h << "<li>" << esc(w.get<std::string>()) << "</li>";
-  h << "</ol><h2>All layers (program order)</h2><table><tr><th>node</th><th>op</th><th>bits</th><th>SNR dB</th>"
+    << "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}td.l{text-align:left}"
+    << ".plots{display:flex;gap:1em;align-items:flex-start}.graph{max-height:900px;overflow:auto;border:1px solid #ccc}"
+    << "</style></head><body><h1>fixpoint compare</h1><p>Float reference: "
+    << html_escape(r["program_source"].get<std::string>()) << "; " << r["samples"].get<int>()
+    << " input set(s). SNR: accumulated error of the fixed-point program; local: the layer fed with the float "
+    << "reference's own inputs. Colors: red below 20 dB, yellow 20-40 dB, green above 40 dB.</p>";
+  if (!r["layers"].empty()) {
+    const auto& last = r["layers"].back();
+    h << "<p>Last layer (" << html_escape(last["name"].get<std::string>()) << "): SNR " << std::fixed << std::setprecision(1)
+      << last["snr_db"].get<double>() << " dB.</p>";
+  }
+  h << "<h2>Layers adding the most error</h2>";
+  for (const auto& w : r["worst"]) {
+    std::string name = w.get<std::string>();
+    auto it = std::find_if(layers.begin(), layers.end(), [&](const LayerError& e) { return e.name == name && e.count; });
+    if (it == layers.end()) continue;
+    h << "<h3>" << html_escape(name) << " (" << html_escape(it->op) << ", " << it->bits << "-bit): local " << std::fixed
+      << std::setprecision(1) << it->local_snr_db() << " dB, accumulated " << it->snr_db() << " dB</h3><div class=plots>"
+      << scatter_svg(*it) << histogram_svg(*it) << "</div>";
+  }
+  if (!graph_svg.empty()) {
+    std::string svg = graph_svg.substr(std::min(graph_svg.find("<svg"), graph_svg.size()));
+    h << "<h2>Graph (accumulated SNR)</h2><div class=graph>" << svg << "</div>";
+  }
+  h << "<h2>All layers (program order)</h2><table><tr><th>node</th><th>op</th><th>bits</th><th>SNR dB</th>"
     << "<th>local dB</th><th>cosine</th><th>max |err|</th><th>mean |err|</th><th>saturated %</th><th>scale</th></tr>";
   for (const auto& l : r["layers"]) {
-    h << "<tr><td class=l>" << esc(l["name"].get<std::string>()) << "</td><td class=l>" << esc(l["op"].get<std::string>())
-      << "</td><td>" << l["bits"].get<int>() << "</td><td style=\"background:" << color(l["snr_db"].get<double>()) << "\">"
-      << std::fixed << std::setprecision(1) << l["snr_db"].get<double>() << "</td><td style=\"background:"
-      << color(l["local_snr_db"].get<double>()) << "\">" << l["local_snr_db"].get<double>() << "</td><td>"
-      << std::setprecision(4) << l["cosine"].get<double>() << "</td><td>" << l["max_abs_err"].get<double>() << "</td><td>"
-      << l["mean_abs_err"].get<double>() << "</td><td>" << std::setprecision(2) << l["saturated_pct"].get<double>()
-      << "</td><td>" << std::scientific << std::setprecision(3) << l["scale"].get<double>() << std::fixed << "</td></tr>";
+    h << "<tr><td class=l>" << html_escape(l["name"].get<std::string>()) << "</td><td class=l>"
+      << html_escape(l["op"].get<std::string>()) << "</td><td>" << l["bits"].get<int>() << "</td><td style=\"background:"
+      << snr_color(l["snr_db"].get<double>()) << "\">" << std::fixed << std::setprecision(1) << l["snr_db"].get<double>()
+      << "</td><td style=\"background:" << snr_color(l["local_snr_db"].get<double>()) << "\">" << l["local_snr_db"].get<double>()
+      << "</td><td>" << std::setprecision(4) << l["cosine"].get<double>() << "</td><td>" << l["max_abs_err"].get<double>()
+      << "</td><td>" << l["mean_abs_err"].get<double>() << "</td><td>" << std::setprecision(2)
+      << l["saturated_pct"].get<double>() << "</td><td>" << std::scientific << std::setprecision(3)
+      << l["scale"].get<double>() << std::fixed << "</td></tr>";
   }
   h << "</table></body></html>\n";
   return h.str();

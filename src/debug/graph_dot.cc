@@ -5,7 +5,12 @@
 
 #include <map>
 #include <set>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <sstream>
+
+#include "fixpoint/error.h"
 
 namespace fixpoint {
 namespace {
@@ -27,7 +32,7 @@ std::string esc(const std::string& s) {
 
 }  // namespace
 
-std::string compile_report_dot(const json& report) {
+std::string compile_report_dot(const json& report, const std::map<std::string, std::string>& fill) {
   std::ostringstream d;
   d << "digraph fixpoint {\n  rankdir=TB; nodesep=0.15; ranksep=0.25;\n"
     << "  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=9, margin=\"0.06,0.03\"];\n"
@@ -68,6 +73,7 @@ std::string compile_report_dot(const json& report) {
       ++shown;
     }
     std::string color = acc ? "#cfe8ff" : "#ffd9b3";
+    if (auto f = fill.find(name); f != fill.end()) color = f->second;
     std::ostringstream node;
     node << "    " << id << " [label=\"" << label.str() << "\", fillcolor=\"" << color << "\"";
     if (!acc && l.contains("reason")) node << ", tooltip=\"" << esc(l["reason"].get<std::string>()) << "\"";
@@ -111,6 +117,21 @@ std::string compile_report_dot(const json& report) {
   }
   d << "}\n";
   return d.str();
+}
+
+std::string render_svg(const std::string& dot_text, const std::string& scratch_path) {
+  FP_CHECK(scratch_path.find('\'') == std::string::npos, "'", scratch_path, "': quotes are not allowed in the file name");
+  std::string dot_path = scratch_path + ".dot", svg_path = scratch_path + ".svg";
+  std::ofstream(dot_path) << dot_text;
+  std::string cmd = "dot -Tsvg '" + dot_path + "' -o '" + svg_path + "' 2>/dev/null";
+  int rc = std::system(cmd.c_str());
+  std::remove(dot_path.c_str());
+  FP_CHECK(rc == 0, "Graphviz 'dot' failed on '", dot_path, "' (is graphviz installed? scripts/setup.sh installs it)");
+  std::ifstream f(svg_path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  std::remove(svg_path.c_str());
+  return ss.str();
 }
 
 }  // namespace fixpoint

@@ -58,6 +58,8 @@ def test_compare_names_the_planted_fault(tmp_path):
     assert p.stdout.split("lowest local SNR):")[1].split()[0] == "conv2"
     html = (tmp_path / "r.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "conv2" in html and "<script src" not in html
+    assert "Graph (accumulated SNR)" in html and html.count("<circle") > 1000  # graph and scatter plots
+    assert "<h3>conv2 (Conv, 8-bit)" in html  # the worst layer gets its plots
     # With that layer's weights at 16 bits the fault disappears.
     run_cli("compile", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "-o", tmp_path / "p16", "-q",
             "--params16", "conv2")
