@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "fixpoint/auto_mixed.h"
 #include "fixpoint/compiler.h"
 
 namespace fixpoint::cli {
@@ -14,6 +15,7 @@ namespace {
 struct CompileArgs {
   std::string model, out_dir, scale_mode = "float", calib_method = "percentile", config;
   int bits = 8;
+  double auto_mixed = 0;  // 0: off
   bool qat = false, quiet = false, bias_correction = false;
   std::vector<std::string> calib, shapes, bits16, params16, deny, allow, disabled_passes;
 };
@@ -98,6 +100,8 @@ ConfigValues apply_config(CompileArgs& a, const CLI::App& app) {
         if (!given("--shape")) a.shapes = json_list(v, k);
       } else if (k == "bias_correction") {
         if (!given("--bias-correction")) a.bias_correction = v.get<bool>();
+      } else if (k == "auto_mixed" || k == "mixed_precision_factor") {
+        if (!given("--auto-mixed")) a.auto_mixed = v.get<double>();
       } else if (k == "calibration_frames") {
         cv.calibration_frames = v.get<int>();
       } else {
@@ -141,11 +145,30 @@ void run_compile(CompileArgs a, const CLI::App& app) {
   if (!a.calib.empty()) calib = open_calibration(a.calib);
   if (calib && cv.calibration_frames > 0)
     calib = std::make_unique<FirstSamples>(std::move(calib), static_cast<size_t>(cv.calibration_frames));
-  CompileResult r = compile_model(a.model, o, calib.get());
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(a.out_dir, ec);
   FP_CHECK(!ec, "-o '", a.out_dir, "': ", ec.message());
+  nlohmann::json auto_mixed;
+  if (a.auto_mixed > 0) {
+    FP_CHECK(calib, "--auto-mixed needs --calib samples to measure sensitivity");
+    fs::path scratch = fs::path(a.out_dir) / "auto_mixed_8bit";
+    AutoMixedResult am = choose_mixed_precision(a.model, o, *calib, a.auto_mixed, scratch.string());
+    fs::remove_all(scratch, ec);
+    for (const auto& n : am.bits16) o.bits16.push_back(n);
+    auto_mixed = am.report;
+    // A reusable overrides file: `--config DIR/mixed_precision.json` reproduces the choice.
+    std::ofstream(fs::path(a.out_dir) / "mixed_precision.json") << nlohmann::json{{"bits16", o.bits16}}.dump(1) << "\n";
+    if (!a.quiet)
+      std::cerr << "auto-mixed: " << am.bits16.size() << " layer(s) at 16 bits, cost " << am.report["cost_chosen"].get<double>()
+                << " of budget " << am.report["budget"].get<double>() << "\n";
+  }
+  CompileResult r = compile_model(a.model, o, calib.get());
+  if (!auto_mixed.is_null()) {
+    r.report["auto_mixed"] = auto_mixed;
+    r.report_text += "\nauto mixed precision (--auto-mixed " + std::to_string(a.auto_mixed) + "): " +
+                     std::to_string(auto_mixed["bits16"].size()) + " layer(s) at 16 bits, listed in mixed_precision.json\n";
+  }
   save_program(r.program, (fs::path(a.out_dir) / "model.fxp").string());
   std::ofstream(fs::path(a.out_dir) / "compile_report.json") << r.report.dump(2) << "\n";
   std::ofstream(fs::path(a.out_dir) / "compile_report.txt") << r.report_text;
@@ -177,6 +200,8 @@ void add_compile_command(CLI::App& app) {
   c->add_option("--deny", a->deny, "Nodes forced to the CPU in float (same syntax, e.g. op:Tanh)");
   c->add_option("--allow", a->allow, "Only these nodes may run on the accelerator (same syntax)");
   c->add_option("--disable-pass", a->disabled_passes, "Skip compile-time rewrites by name (see compile_report rewrites)");
+  c->add_option("--auto-mixed", a->auto_mixed,
+                 "Promote the most sensitive layers to 16 bits within FACTOR x the all-8-bit cost (MAC-weighted)");
   c->add_option("--shape", a->shapes, "Bind an input's shape, e.g. --shape x=1x3x48x320");
   c->add_option("--config", a->config, "JSON file with any of these options (TIDL names accepted)");
   c->add_flag("-q,--quiet", a->quiet, "No progress or summary lines");

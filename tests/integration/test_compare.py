@@ -75,3 +75,28 @@ def test_compare_errors_are_one_line(tmp_path, models):
             tmp_path / "p", "-q")
     wrong = run_cli("compare", tmp_path / "p", "-q", "--input", f"nope={models / 'tiny_cnn_input.npy'}", check=False)
     assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1 and "nope" in wrong.stderr
+
+
+def test_auto_mixed_promotes_the_planted_fault_within_budget(tmp_path):
+    planted_fault_model(tmp_path / "m.onnx")
+    rng = np.random.default_rng(13)
+    np.save(tmp_path / "calib.npy", rng.uniform(0, 1, (4, 3, 16, 16)).astype(np.float32))
+    np.save(tmp_path / "a.npy", rng.uniform(0, 1, (1, 3, 16, 16)).astype(np.float32))
+    calib = f"x={tmp_path / 'calib.npy'}"
+    # Budget 1.2x: conv2 (70% of the MACs) does not fit; budget 2x: it is promoted first.
+    run_cli("compile", tmp_path / "m.onnx", "--calib", calib, "-o", tmp_path / "small", "-q", "--auto-mixed", "1.2")
+    small = json.loads((tmp_path / "small" / "compile_report.json").read_text())["auto_mixed"]
+    assert "conv2" not in small["bits16"] and small["cost_chosen"] <= small["budget"]
+    run_cli("compile", tmp_path / "m.onnx", "--calib", calib, "-o", tmp_path / "p", "-q", "--auto-mixed", "2")
+    rep = json.loads((tmp_path / "p" / "compile_report.json").read_text())
+    am = rep["auto_mixed"]
+    assert am["bits16"][0] == "conv2" and am["cost_chosen"] <= am["budget"] == 2 * am["cost_all_8bit"]
+    assert {l["name"]: l["bits"] for l in rep["layers"]}["conv2"] == 16
+    # The overrides file reproduces the choice through --config.
+    run_cli("compile", tmp_path / "m.onnx", "--calib", calib, "-o", tmp_path / "again", "-q", "--config",
+            tmp_path / "p" / "mixed_precision.json")
+    again = json.loads((tmp_path / "again" / "compile_report.json").read_text())
+    assert [(l["name"], l["bits"]) for l in again["layers"]] == [(l["name"], l["bits"]) for l in rep["layers"]]
+    run_cli("compare", tmp_path / "p", "--input", f"x={tmp_path / 'a.npy'}", "-o", tmp_path / "c", "-q")
+    last = json.loads((tmp_path / "c" / "compare.json").read_text())["layers"][-1]
+    assert last["snr_db"] > 30  # the fault is gone from the output

@@ -1,0 +1,86 @@
+#include "fixpoint/auto_mixed.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "fixpoint/compare.h"
+#include "fixpoint/error.h"
+#include "fixpoint/inspect.h"
+#include "fixpoint/model.h"
+
+namespace fixpoint {
+
+AutoMixedResult choose_mixed_precision(const std::string& model_path, const CompileOptions& opts,
+                                       const CalibrationSource& calib, double factor, const std::string& scratch_dir,
+                                       size_t samples) {
+  FP_CHECK(factor >= 1.0, "--auto-mixed ", factor, ": the factor is a cost ratio and must be >= 1");
+  FP_CHECK(opts.bits == 8, "--auto-mixed chooses 16-bit layers in an 8-bit program: use --bits 8");
+  FP_CHECK(calib.size() > 0, "--auto-mixed needs --calib samples to measure sensitivity");
+  CompileOptions o8 = opts;
+  o8.progress = {};
+  CompileResult base = compile_model(model_path, o8, &calib);
+  std::filesystem::create_directories(scratch_dir);
+  save_program(base.program, (std::filesystem::path(scratch_dir) / "model.fxp").string());
+  Comparer cmp(scratch_dir);
+  size_t n = std::min(samples, calib.size());
+  // Stacked calibration samples come without the batch dim of a [1, ...] input: put it back.
+  auto with_batch = [&](std::map<std::string, Tensor> s) {
+    for (auto& [name, t] : s)
+      for (const auto& in : base.program.inputs)
+        if (in.name == name && in.shape && in.shape->size() == t.shape().size() + 1) {
+          Shape sh = t.shape();
+          sh.insert(sh.begin(), 1);
+          t = t.reshaped(sh);
+        }
+    return s;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    auto s = with_batch(calib.sample(i));
+    cmp.add_sample(s);
+    if (opts.progress) opts.progress(cat("auto-mixed: measured sensitivity on sample ", i + 1, "/", n));
+  }
+  // Per op: MACs from the float graph bound to the first sample's shapes, else output elements.
+  PipelineOptions po;
+  for (const auto& [name, t] : with_batch(calib.sample(0))) po.shapes[name] = t.shape();
+  po.shapes_origin = "the first calibration sample";
+  ModelStats st = model_stats(load_model(model_path, po));
+  std::map<std::string, int64_t> macs;
+  for (const auto& l : st.layers) macs[l.name] = l.macs;
+  struct Cand {
+    std::string name;
+    double local_snr, cost8;
+  };
+  std::vector<Cand> cands;
+  std::map<std::string, double> cost8;
+  for (const auto& e : cmp.layers()) {
+    if (!e.count || e.kind == "float" || cost8.count(e.name)) continue;
+    double c = macs.count(e.name) && macs[e.name] > 0 ? static_cast<double>(macs[e.name])
+                                                      : static_cast<double>(e.count) / static_cast<double>(n);
+    cost8[e.name] = c;
+    cands.push_back({e.name, e.local_snr_db(), c});
+  }
+  double total8 = 0;
+  for (const auto& [name, c] : cost8) total8 += c;
+  double budget = factor * total8, total = total8;
+  std::stable_sort(cands.begin(), cands.end(), [](const Cand& a, const Cand& b) { return a.local_snr < b.local_snr; });
+  AutoMixedResult r;
+  nlohmann::json decisions = nlohmann::json::array();
+  for (const auto& c : cands) {
+    std::string decision;
+    if (c.local_snr >= 40.0) decision = "kept at 8 bits (local SNR >= 40 dB)";
+    else if (total + c.cost8 > budget) decision = "kept at 8 bits (over budget)";
+    else {
+      total += c.cost8;  // 16 bits doubles the layer's cost
+      r.bits16.push_back(c.name);
+      decision = "16 bits";
+    }
+    decisions.push_back({{"name", c.name}, {"local_snr_db", c.local_snr}, {"cost_8bit", c.cost8}, {"decision", decision}});
+  }
+  r.report = {{"factor", factor},
+              {"cost_model", "MACs for Conv/ConvTranspose/Gemm/MatMul, output elements otherwise; x2 at 16 bits"},
+              {"cost_all_8bit", total8}, {"budget", budget}, {"cost_chosen", total}, {"bits16", r.bits16},
+              {"sensitivity_samples", n}, {"layers", decisions}};
+  return r;
+}
+
+}  // namespace fixpoint
