@@ -181,7 +181,7 @@ def test_16_bit_closer_than_8_bit_on_ocr_models(models, tmp_path, key):
         idx = json.loads((tmp_path / f"t{bits}" / "index.json").read_text())
         vals = []
         for name, e in idx.items():
-            if name in ref_index:
+            if name in ref_index and "file" in e:  # entries without a file: removed by fusion
                 a = np.load(tmp_path / "tf" / ref_index[name]["file"])
                 b = np.load(tmp_path / f"t{bits}" / e["file"])
                 if a.shape == b.shape and np.any(a):
