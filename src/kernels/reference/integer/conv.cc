@@ -7,19 +7,32 @@
 namespace fixpoint::qref {
 namespace {
 
-int64_t requant(int64_t a, int64_t m, int64_t n, bool wide, int64_t z, fx::Range r) {
-  fx::Multiplier mu{m, static_cast<int>(n)};
-  return wide ? fx::requantize_wide(a, mu, z, r) : fx::requantize(a, mu, z, r);
-}
+// The prepared per-output-channel constants of Conv, ConvTranspose and Gemm/MatMul: the bias
+// (11) an accumulator starts from, and RQ (13) with channel c's multiplier into [lo, hi].
+struct ChannelRequant {
+  const int64_t *bias, *mult, *shift;
+  fx::Range r;
+  int64_t zy;
+  bool wide;
+  explicit ChannelRequant(const QContext& c)
+      : bias(c.op.consts.at("bias").data<int64_t>()),
+        mult(c.op.consts.at("mult").data<int64_t>()),
+        shift(c.op.consts.at("shift").data<int64_t>()),
+        r{c.op.ints.at("lo"), c.op.ints.at("hi")},
+        zy(c.out_q[0].zero_point),
+        wide(c.op.ints.at("wide") != 0) {}
+  int64_t operator()(int64_t a, int64_t ch) const {
+    fx::Multiplier mu{mult[ch], static_cast<int>(shift[ch])};
+    return wide ? fx::requantize_wide(a, mu, zy, r) : fx::requantize(a, mu, zy, r);
+  }
+};
 
 template <typename Acc>
 void conv_impl(QContext& c) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
   const Tensor& w = op.consts.at("weight");
-  const int64_t* bias = op.consts.at("bias").data<int64_t>();
-  const int64_t* mult = op.consts.at("mult").data<int64_t>();
-  const int64_t* shift = op.consts.at("shift").data<int64_t>();
+  ChannelRequant rq(c);
   const Node& n = op.node;
   int64_t group = n.attr_int("group", 1), N = x.dim(0), C = x.dim(1), M = w.dim(0);
   FP_CHECK(x.rank() >= 3 && x.rank() <= 5 && w.rank() == x.rank(), n.label(), ": input ", shape_str(x.shape()),
@@ -35,14 +48,11 @@ void conv_impl(QContext& c) {
   const int16_t* pw = w.data<int16_t>();
   int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2], ks = k[0] * k[1] * k[2];
   int64_t cg = C / group, mg = M / group;
-  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
-  int64_t zy = c.out_q[0].zero_point;
-  bool wide = op.ints.at("wide") != 0;
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
   // Each (batch row, output channel) plane is independent: split them across threads.
   parallel_for(N * M, c.threads, [&](int64_t bm) {
       int64_t b = bm / M, m = bm % M;
-      std::vector<Acc> acc(out_plane, static_cast<Acc>(bias[m]));
+      std::vector<Acc> acc(out_plane, static_cast<Acc>(rq.bias[m]));
       int64_t g = m / mg;
       for (int64_t ci = 0; ci < cg; ++ci) {
         const int64_t* xp = xq.data() + (b * C + g * cg + ci) * in_plane;
@@ -69,7 +79,7 @@ void conv_impl(QContext& c) {
             }
       }
       int64_t* yp = yq.data() + (b * M + m) * out_plane;
-      for (int64_t i = 0; i < out_plane; ++i) yp[i] = requant(acc[i], mult[m], shift[m], wide, zy, r);
+      for (int64_t i = 0; i < out_plane; ++i) yp[i] = rq(acc[i], m);
   });
   store_codes(y, yq);
 }
@@ -93,18 +103,14 @@ void matmul_impl(QContext& c) {
   Tensor& y = c.output(0, ys);
   std::vector<int64_t> xq = load_codes(x, c.in_q[0].zero_point);
   const int16_t* pw = w.data<int16_t>();
-  const int64_t* bias = op.consts.at("bias").data<int64_t>();
-  const int64_t* mult = op.consts.at("mult").data<int64_t>();
-  const int64_t* shift = op.consts.at("shift").data<int64_t>();
-  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
-  int64_t zy = c.out_q[0].zero_point, rows = x.numel() / std::max<int64_t>(K, 1);
-  bool wide = op.ints.at("wide") != 0;
+  ChannelRequant rq(c);
+  int64_t rows = x.numel() / std::max<int64_t>(K, 1);
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
   parallel_for(rows, c.threads, [&](int64_t i) {
     for (int64_t j = 0; j < N; ++j) {
-      Acc a = static_cast<Acc>(bias[j]);
+      Acc a = static_cast<Acc>(rq.bias[j]);
       for (int64_t k = 0; k < K; ++k) a += static_cast<Acc>(xq[i * K + k]) * pw[j * K + k];
-      yq[i * N + j] = requant(a, mult[j], shift[j], wide, zy, r);
+      yq[i * N + j] = rq(a, j);
     }
   });
   store_codes(y, yq);
@@ -128,22 +134,18 @@ void k_conv_transpose(QContext& c) {
   Tensor& y = c.output(0, t.out_shape);
   std::vector<int64_t> xq = load_codes(x, c.in_q[0].zero_point);
   const int16_t* pw = w.data<int16_t>();
-  const int64_t* bias = op.consts.at("bias").data<int64_t>();
-  const int64_t* mult = op.consts.at("mult").data<int64_t>();
-  const int64_t* shift = op.consts.at("shift").data<int64_t>();
-  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
-  int64_t zy = c.out_q[0].zero_point, K = w.dim(1);
+  ChannelRequant rq(c);
+  int64_t K = w.dim(1);
   int64_t in_plane = t.in[0] * t.in[1] * t.in[2], out_plane = t.out[0] * t.out[1] * t.out[2], ks = t.k[0] * t.k[1] * t.k[2];
-  bool wide = op.ints.at("wide") != 0;
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
   parallel_for(t.N * t.M, c.threads, [&](int64_t bm) {
     int64_t b = bm / t.M, m = bm % t.M, g = m / t.mg;
-    std::vector<int64_t> acc(static_cast<size_t>(out_plane), bias[m]);  // exact in int64 (§4)
+    std::vector<int64_t> acc(static_cast<size_t>(out_plane), rq.bias[m]);  // exact in int64 (§4)
     ref::conv_transpose_scatter<int64_t>(
         t, m, [&](int64_t ci, int64_t i) { return xq[static_cast<size_t>((b * t.C + ci) * in_plane + i)]; },
         [&](int64_t ci, int64_t k) { return pw[m * K + (ci - g * t.cg) * ks + k]; }, acc.data());
     int64_t* yp = yq.data() + bm * out_plane;
-    for (int64_t i = 0; i < out_plane; ++i) yp[i] = requant(acc[i], mult[m], shift[m], wide, zy, r);
+    for (int64_t i = 0; i < out_plane; ++i) yp[i] = rq(acc[i], m);
   });
   store_codes(y, yq);
 }
