@@ -33,7 +33,7 @@ void run_compare(const CompareArgs& a) {
   for (size_t i = 0; i < sets.size(); ++i) {
     std::map<std::string, Tensor> in = load_input_options(sets[i]);
     if (in.count("")) {
-      const auto& pins = load_program((fs::path(a.dir) / "model.fxp").string()).inputs;
+      const auto& pins = cmp.program().inputs;
       FP_CHECK(pins.size() == 1, "--input without a NAME= is only allowed for a model with one input");
       in[pins[0].name] = in[""];
       in.erase("");

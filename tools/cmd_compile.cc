@@ -152,9 +152,7 @@ void run_compile(CompileArgs a, const CLI::App& app) {
   nlohmann::json auto_mixed;
   if (a.auto_mixed > 0) {
     FP_CHECK(calib, "--auto-mixed needs --calib samples to measure sensitivity");
-    fs::path scratch = fs::path(a.out_dir) / "auto_mixed_8bit";
-    AutoMixedResult am = choose_mixed_precision(a.model, o, *calib, a.auto_mixed, scratch.string());
-    fs::remove_all(scratch, ec);
+    AutoMixedResult am = choose_mixed_precision(a.model, o, *calib, a.auto_mixed);
     for (const auto& n : am.bits16) o.bits16.push_back(n);
     auto_mixed = am.report;
     // A reusable overrides file: `--config DIR/mixed_precision.json` reproduces the choice.

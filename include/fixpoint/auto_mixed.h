@@ -20,9 +20,8 @@ struct AutoMixedResult {
 // layers are promoted greedily in order of measured sensitivity (lowest local SNR first, from a
 // float-vs-fixed comparison on the first `samples` calibration inputs) while the total cost
 // stays within factor x the all-8-bit cost, and until every remaining layer's local SNR is at
-// least 40 dB. `scratch_dir` receives the intermediate 8-bit program.
+// least 40 dB.
 AutoMixedResult choose_mixed_precision(const std::string& model_path, const CompileOptions& opts,
-                                       const CalibrationSource& calib, double factor, const std::string& scratch_dir,
-                                       size_t samples = 2);
+                                       const CalibrationSource& calib, double factor, size_t samples = 2);
 
 }  // namespace fixpoint

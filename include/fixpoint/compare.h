@@ -4,12 +4,14 @@
 // layers that *cause* the error can be told from those that only inherit it.
 #pragma once
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "fixpoint/ir.h"
+#include "fixpoint/onnx_import.h"
 #include "fixpoint/program_runner.h"
 
 namespace fixpoint {
@@ -31,16 +33,20 @@ class Comparer {
  public:
   // `program_dir` holds model.fxp; the float reference is the program's source model.
   explicit Comparer(const std::string& program_dir);
+  explicit Comparer(Program program);
   // Runs both on one set of inputs and accumulates every layer's error energies.
   void add_sample(const std::map<std::string, Tensor>& inputs);
   // Layers in program order, and the `worst` node names (lowest local SNR first).
   nlohmann::json result(size_t worst_count = 5) const;
   const std::vector<LayerError>& layers() const { return layers_; }
+  const Program& program() const { return runner_.program(); }
 
  private:
   ProgramRunner runner_;
   std::string source_;
   std::vector<LayerError> layers_;  // one per op output with a float counterpart
+  std::unique_ptr<Graph> float_graph_;  // the source model bound to float_shapes_
+  ShapeBindings float_shapes_;
   int samples_ = 0;
 };
 

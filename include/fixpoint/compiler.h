@@ -41,6 +41,10 @@ class CalibrationSource {
 // holding one .npy per sample. `specs` are "NAME=FILE.npy" or "NAME=DIR".
 std::unique_ptr<CalibrationSource> open_calibration(const std::vector<std::string>& specs);
 
+// A sample tensor one dim short of its model input (a plain batch [N, C, H, W] stacked for an
+// input [1, C, H, W]) gets its batch dim of 1 back.
+std::map<std::string, Tensor> with_batch_dim(std::map<std::string, Tensor> sample, const std::vector<ValueInfo>& inputs);
+
 struct CompileResult {
   Program program;
   nlohmann::json report;  // compile_report.json

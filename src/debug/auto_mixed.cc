@@ -1,7 +1,6 @@
 #include "fixpoint/auto_mixed.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "fixpoint/compare.h"
 #include "fixpoint/error.h"
@@ -11,37 +10,23 @@
 namespace fixpoint {
 
 AutoMixedResult choose_mixed_precision(const std::string& model_path, const CompileOptions& opts,
-                                       const CalibrationSource& calib, double factor, const std::string& scratch_dir,
-                                       size_t samples) {
+                                       const CalibrationSource& calib, double factor, size_t samples) {
   FP_CHECK(factor >= 1.0, "--auto-mixed ", factor, ": the factor is a cost ratio and must be >= 1");
   FP_CHECK(opts.bits == 8, "--auto-mixed chooses 16-bit layers in an 8-bit program: use --bits 8");
   FP_CHECK(calib.size() > 0, "--auto-mixed needs --calib samples to measure sensitivity");
   CompileOptions o8 = opts;
   o8.progress = {};
   CompileResult base = compile_model(model_path, o8, &calib);
-  std::filesystem::create_directories(scratch_dir);
-  save_program(base.program, (std::filesystem::path(scratch_dir) / "model.fxp").string());
-  Comparer cmp(scratch_dir);
+  Comparer cmp(std::move(base.program));
   size_t n = std::min(samples, calib.size());
-  // Stacked calibration samples come without the batch dim of a [1, ...] input: put it back.
-  auto with_batch = [&](std::map<std::string, Tensor> s) {
-    for (auto& [name, t] : s)
-      for (const auto& in : base.program.inputs)
-        if (in.name == name && in.shape && in.shape->size() == t.shape().size() + 1) {
-          Shape sh = t.shape();
-          sh.insert(sh.begin(), 1);
-          t = t.reshaped(sh);
-        }
-    return s;
-  };
   for (size_t i = 0; i < n; ++i) {
-    auto s = with_batch(calib.sample(i));
+    auto s = with_batch_dim(calib.sample(i), cmp.program().inputs);
     cmp.add_sample(s);
     if (opts.progress) opts.progress(cat("auto-mixed: measured sensitivity on sample ", i + 1, "/", n));
   }
   // Per op: MACs from the float graph bound to the first sample's shapes, else output elements.
   PipelineOptions po;
-  for (const auto& [name, t] : with_batch(calib.sample(0))) po.shapes[name] = t.shape();
+  for (const auto& [name, t] : with_batch_dim(calib.sample(0), cmp.program().inputs)) po.shapes[name] = t.shape();
   po.shapes_origin = "the first calibration sample";
   ModelStats st = model_stats(load_model(model_path, po));
   std::map<std::string, int64_t> macs;

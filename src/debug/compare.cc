@@ -31,7 +31,9 @@ double LayerError::cosine() const {
 }
 
 Comparer::Comparer(const std::string& program_dir)
-    : runner_(load_program((std::filesystem::path(program_dir) / "model.fxp").string())) {
+    : Comparer(load_program((std::filesystem::path(program_dir) / "model.fxp").string())) {}
+
+Comparer::Comparer(Program program) : runner_(std::move(program)) {
   source_ = runner_.program().source_model;
   FP_CHECK(std::filesystem::exists(source_), "compare: the program's source model '", source_,
            "' is gone (the float reference is computed from it)");
@@ -43,12 +45,10 @@ Comparer::Comparer(const std::string& program_dir)
       e.op = op.node.op_type;
       e.kind = op.kind;
       e.output = o;
-      e.bits = op.bits;
       auto q = runner_.program().tensors.find(o);
-      if (q != runner_.program().tensors.end()) {
-        e.scale = q->second.scale;
-        e.bits = q->second.is_float() ? 32 : q->second.bits();
-      }
+      bool coded = q != runner_.program().tensors.end() && !q->second.is_float();
+      e.scale = coded ? q->second.scale : 0.0;
+      e.bits = coded ? q->second.bits() : 32;
       e.lo = INFINITY;
       e.hi = -INFINITY;
       layers_.push_back(e);
@@ -57,10 +57,17 @@ Comparer::Comparer(const std::string& program_dir)
 
 void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
   // Float reference of the source model, every tensor kept (copies: the executor reuses buffers).
-  PipelineOptions po;
-  for (const auto& [name, t] : inputs) po.shapes[name] = t.shape();
-  po.shapes_origin = "the input files";
-  Graph g = load_model(source_, po);
+  // The model is imported again only when the input shapes change (they bind its dynamic dims).
+  ShapeBindings shapes;
+  for (const auto& [name, t] : inputs) shapes[name] = t.shape();
+  if (!float_graph_ || shapes != float_shapes_) {
+    PipelineOptions po;
+    po.shapes = shapes;
+    po.shapes_origin = "the input files";
+    float_graph_ = std::make_unique<Graph>(load_model(source_, po));
+    float_shapes_ = shapes;
+  }
+  const Graph& g = *float_graph_;
   std::map<std::string, Tensor> ref(inputs.begin(), inputs.end());
   for (const auto& [name, t] : g.initializers) ref.emplace(name, t);  // incl. folded shape arithmetic
   RunOptions ro;

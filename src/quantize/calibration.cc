@@ -40,6 +40,17 @@ class NpySource : public CalibrationSource {
 
 }  // namespace
 
+std::map<std::string, Tensor> with_batch_dim(std::map<std::string, Tensor> sample, const std::vector<ValueInfo>& inputs) {
+  for (auto& [name, t] : sample)
+    for (const auto& in : inputs)
+      if (in.name == name && in.shape && in.shape->size() == t.shape().size() + 1) {
+        Shape s = t.shape();
+        s.insert(s.begin(), 1);
+        t = t.reshaped(s);
+      }
+  return sample;
+}
+
 std::unique_ptr<CalibrationSource> open_calibration(const std::vector<std::string>& specs) {
   std::vector<InputSource> inputs;
   for (const auto& s : specs) {

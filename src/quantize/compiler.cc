@@ -106,8 +106,8 @@ class Compiler {
       for (const auto& [name, t] : calib->sample(0)) {
         auto it = std::find_if(probe.inputs.begin(), probe.inputs.end(), [&](const ValueInfo& v) { return v.name == name; });
         FP_CHECK(it != probe.inputs.end(), "--calib ", name, ": the model has no input named '", name, "'");
-        if (it->shape && it->shape->size() == t.shape().size() + 1) unsqueeze_.insert(name);
       }
+      model_inputs_ = probe.inputs;
       // Calibration shapes are not bound into the graph: the program keeps the model's dynamic
       // dims (any batch size runs). --shape binds them when the model needs static shapes.
     }
@@ -154,18 +154,11 @@ class Compiler {
   std::set<std::string> consumed_;  // nodes fused into an earlier op
   Partition part_;                  // which nodes the accelerator runs (capability, deny/allow, islands)
   Graph before_rewrites_;           // the imported graph, for the tensors rewrites and fusion removed
-  std::set<std::string> unsqueeze_;  // calibration inputs given without the batch dim
+  std::vector<ValueInfo> model_inputs_;  // as imported: calibration samples may lack their batch dim
 
   // Sample i with the batch dim restored for inputs given without it.
   std::map<std::string, Tensor> calibration_sample(const CalibrationSource& calib, size_t i) const {
-    auto sample = calib.sample(i);
-    for (auto& [name, t] : sample)
-      if (unsqueeze_.count(name)) {
-        Shape s = t.shape();
-        s.insert(s.begin(), 1);
-        t = t.reshaped(s);
-      }
-    return sample;
+    return with_batch_dim(calib.sample(i), model_inputs_);
   }
 
   // Pass 1: min/max of every tensor. Pass 2 (methods other than minmax): histograms of |x| over
