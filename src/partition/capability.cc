@@ -124,11 +124,8 @@ Capability accelerator_supports(const Graph& g, const Node& n) {
   if (!float_out) return no_op(cat(n.op_type, " on integer tensors (shape/index arithmetic; folds away when --shape binds the inputs)"));
   auto it = table().find(n.op_type);
   if (it == table().end()) return no_op(cat("no integer kernel for ", n.op_type));
-  for (size_t i = 0; i < n.inputs.size(); ++i) {
-    const std::string& in = n.inputs[i];
-    if (i == 0 && !in.empty() && !float_activation(g, in) && !float_const(g, in))
-      return no_attr("the data input is an integer tensor");
-  }
+  if (!n.inputs.empty() && !n.inputs[0].empty() && !float_activation(g, n.inputs[0]) && !float_const(g, n.inputs[0]))
+    return no_attr("the data input is an integer tensor");
   return it->second(g, n);
 }
 

@@ -14,6 +14,15 @@ bool is_mac_op(const std::string& op) {
 struct NodeLists {
   std::vector<std::vector<std::string>> inputs, outputs, members;
 };
+// Index of the node writing each tensor.
+std::map<std::string, size_t> producers_of(const std::vector<std::vector<std::string>>& node_outputs) {
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < node_outputs.size(); ++i)
+    for (const auto& o : node_outputs[i])
+      if (!o.empty()) producer[o] = i;
+  return producer;
+}
+
 NodeLists lists_of(const Graph& g) {
   NodeLists l;
   for (const auto& n : g.nodes) {
@@ -30,10 +39,7 @@ std::vector<Subgraph> group_subgraphs(const std::vector<std::vector<std::string>
                                       const std::vector<std::vector<std::string>>& node_outputs,
                                       const std::vector<bool>& on_accelerator,
                                       const std::vector<std::vector<std::string>>& members) {
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < node_outputs.size(); ++i)
-    for (const auto& o : node_outputs[i])
-      if (!o.empty()) producer[o] = i;
+  std::map<std::string, size_t> producer = producers_of(node_outputs);
   std::vector<int> group_of(node_inputs.size(), -1);
   std::vector<Subgraph> groups;
   std::vector<std::set<int>> ancestors;  // transitively closed: groups that must run before
@@ -80,10 +86,7 @@ std::vector<Subgraph> group_subgraphs(const std::vector<std::vector<std::string>
 int count_boundary_tensors(const std::vector<std::vector<std::string>>& node_inputs,
                            const std::vector<std::vector<std::string>>& node_outputs,
                            const std::vector<bool>& on_accelerator) {
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < node_outputs.size(); ++i)
-    for (const auto& o : node_outputs[i])
-      if (!o.empty()) producer[o] = i;
+  std::map<std::string, size_t> producer = producers_of(node_outputs);
   std::set<std::string> crossing;
   for (size_t i = 0; i < node_inputs.size(); ++i)
     for (const auto& in : node_inputs[i]) {
@@ -113,11 +116,8 @@ Partition partition_graph(const Graph& g, const PartitionOptions& opts) {
   NodeLists l = lists_of(g);
   std::vector<bool> acc(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) acc[i] = part.on_accelerator(g.nodes[i].name);
-  std::map<std::string, size_t> index, producer;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    index[g.nodes[i].name] = i;
-    for (const auto& o : g.nodes[i].outputs) producer[o] = i;
-  }
+  std::map<std::string, size_t> index, producer = producers_of(l.outputs);
+  for (size_t i = 0; i < g.nodes.size(); ++i) index[g.nodes[i].name] = i;
   for (const auto& sg : group_subgraphs(l.inputs, l.outputs, acc, l.members)) {
     if (sg.kind != "accelerator" || sg.nodes.size() > 2) continue;
     std::set<std::string> inside(sg.nodes.begin(), sg.nodes.end());
