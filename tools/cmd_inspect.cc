@@ -1,7 +1,6 @@
 // fixpoint inspect MODEL.onnx [--shape NAME=SHAPE]... [--json]
 // fixpoint inspect DIR [--svg FILE.svg]: a compiled program's report, and its graph as a picture.
 #include <iomanip>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
