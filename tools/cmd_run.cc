@@ -1,5 +1,8 @@
 // fixpoint run MODEL.onnx|DIR --input NAME=FILE.npy ... --output-dir DIR [--raw]
 // MODEL.onnx runs the float reference; DIR (from `fixpoint compile`) runs DIR/model.fxp.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -22,7 +25,27 @@ struct RunArgs {
   bool verbose = false, quiet = false, raw = false;
   std::string trace_dir;
   int threads = 1;
+  int repeat = 1;
 };
+
+// Runs `once` a.repeat times (the last run's outputs are kept) and, with --repeat > 1, prints
+// "timing: ..." with the min and median wall time of a run: what bench/speed.py compares.
+template <typename F>
+auto timed_runs(const RunArgs& a, const std::string& what, F&& once) {
+  std::vector<double> ms;
+  auto result = once();
+  for (int i = 1; i < a.repeat; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    result = once();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  if (!ms.empty()) {
+    std::sort(ms.begin(), ms.end());
+    std::printf("timing: %s min %.3f ms median %.3f ms over %zu runs (after 1 warm-up)\n", what.c_str(), ms.front(),
+                ms[ms.size() / 2], ms.size());
+  }
+  return result;
+}
 
 void write_outputs(const RunArgs& a, const std::map<std::string, Tensor>& outputs, const std::string& suffix) {
   namespace fs = std::filesystem;
@@ -111,7 +134,8 @@ void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
         else trace.add(t, op.node.name, op.node.op_type, dequantize_tensor(outs[i], q), &outs[i], q);
       }
     };
-  ProgramOutputs out = runner.run(inputs, on_op);
+  ProgramOutputs out = timed_runs(a, cat("fixed-point isa=", ProgramRunner::kernel_isa(), " threads=", a.threads),
+                                  [&] { return runner.run(inputs, on_op); });
   write_outputs(a, out.values, "");
   if (a.raw) {
     write_outputs(a, out.codes, ".codes");
@@ -149,7 +173,7 @@ void run_run(const RunArgs& a) {
     ro.on_node = [&](const Node& n, const std::vector<Tensor>& outs) {
       for (size_t i = 0; i < outs.size(); ++i) trace.add(n.outputs[i], n.name, n.op_type, outs[i], nullptr, QParams{});
     };
-  outputs = ex.run(inputs, ro);
+  outputs = timed_runs(a, "float reference", [&] { return ex.run(inputs, ro); });
   write_outputs(a, outputs, "");
 }
 
@@ -166,6 +190,8 @@ void add_run_command(CLI::App& app) {
   c->add_flag("-q,--quiet", a->quiet, "Do not print output summaries");
   c->add_option("--threads", a->threads, "Compiled programs: threads for integer kernels (same bits for any count)")
       ->check(CLI::Range(1, 256));
+  c->add_option("--repeat", a->repeat, "Run N times (1 warm-up) and print min/median time per run")
+      ->check(CLI::Range(1, 100000));
   c->add_option("--trace", a->trace_dir, "Write every computed tensor as .npy (+ integer codes) and index.json");
   c->add_flag("--raw", a->raw, "Compiled programs: also write the integer codes (<name>.codes.npy) and scales.txt");
   c->callback([a] { run_run(*a); });

@@ -20,6 +20,10 @@ class ProgramRunner {
  public:
   explicit ProgramRunner(Program p);
   const Program& program() const { return prog_; }
+  // The ISA of the optimized integer kernels, chosen once from the CPU ("scalar", "avx2",
+  // "avx512vnni"), or "reference" (FIXPOINT_ISA=reference: the scalar reference kernels only).
+  // Every choice gives the same bits.
+  static const std::string& kernel_isa();
   // Threads for integer kernels; any count gives the same bits.
   void set_threads(int n) { threads_ = n < 1 ? 1 : n; }
   // Float inputs are quantized with (5) at their tensors' scales; outputs dequantized with (6).

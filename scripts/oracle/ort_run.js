@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // ONNX Runtime (CPU) as the float oracle: runs MODEL.onnx on .npy inputs and writes each output
 // to OUTDIR/<sanitized name>.npy, like `fixpoint run`.
-// usage: node ort_run.js MODEL.onnx OUTDIR NAME=FILE.npy [NAME=FILE.npy ...]
+// usage: node ort_run.js MODEL.onnx OUTDIR NAME=FILE.npy [NAME=FILE.npy ...] [--repeat N] [--threads T]
+// With --repeat N (> 1) it prints "timing: ..." like `fixpoint run --repeat` (bench/speed.py).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -55,7 +56,16 @@ function writeNpy(file, tensor) {
 }
 
 async function main() {
-  const [model, outdir, ...specs] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const option = (flag, dflt) => {
+    const i = args.indexOf(flag);
+    if (i < 0) return dflt;
+    const v = Number(args[i + 1]);
+    args.splice(i, 2);
+    return v;
+  };
+  const repeat = option('--repeat', 1), threads = option('--threads', 1);
+  const [model, outdir, ...specs] = args;
   if (!model || !outdir) {
     console.error('usage: node ort_run.js MODEL.onnx OUTDIR NAME=FILE.npy ...');
     process.exit(2);
@@ -66,10 +76,21 @@ async function main() {
     feeds[s.slice(0, eq)] = readNpy(s.slice(eq + 1));
   }
   // Single-threaded and without graph rewrites that change float rounding more than needed.
-  const session = await ort.InferenceSession.create(model, { intraOpNumThreads: 1, interOpNumThreads: 1 });
+  const session = await ort.InferenceSession.create(model, { intraOpNumThreads: threads, interOpNumThreads: 1 });
   const t0 = process.hrtime.bigint();
-  const results = await session.run(feeds);
+  let results = await session.run(feeds);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const times = [];
+  for (let i = 1; i < repeat; ++i) {
+    const t = process.hrtime.bigint();
+    results = await session.run(feeds);
+    times.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  if (times.length) {
+    times.sort((a, b) => a - b);
+    console.log(`timing: onnxruntime threads=${threads} min ${times[0].toFixed(3)} ms median ` +
+                `${times[Math.floor(times.length / 2)].toFixed(3)} ms over ${times.length} runs (after 1 warm-up)`);
+  }
   fs.mkdirSync(outdir, { recursive: true });
   for (const [name, t] of Object.entries(results)) {
     writeNpy(path.join(outdir, name.replace(/[^A-Za-z0-9._-]/g, '_') + '.npy'), t);

@@ -1,6 +1,7 @@
 #include "fixpoint/program_runner.h"
 
 #include "../kernels/reference/integer/integer_kernels.h"
+#include "../kernels/x86/conv_gemm.h"
 #include "fixpoint/fixedpoint.h"
 #include "fixpoint/runtime.h"
 
@@ -37,6 +38,8 @@ ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
     }
   }
 }
+
+const std::string& ProgramRunner::kernel_isa() { return xk::selected_isa(); }
 
 QParams ProgramRunner::q_of(const std::string& t) const {
   auto it = prog_.tensors.find(t);
@@ -83,7 +86,7 @@ std::vector<Tensor> ProgramRunner::run_op(const QOp& op, const std::map<std::str
     for (const auto& in : op.node.inputs) ctx.in_q.push_back(q_of(in));
     for (const auto& o : op.node.outputs) ctx.out_q.push_back(q_of(o));
     try {
-      qref::find_integer_kernel(op.kind)(ctx);
+      xk::find_runtime_kernel(op.kind)(ctx);
     } catch (const Error& e) {
       std::string msg = e.what();
       if (msg.find(op.node.label()) == std::string::npos) fail(op.node.label(), ": ", msg);

@@ -7,26 +7,6 @@
 namespace fixpoint::qref {
 namespace {
 
-// The prepared per-output-channel constants of Conv, ConvTranspose and Gemm/MatMul: the bias
-// (11) an accumulator starts from, and RQ (13) with channel c's multiplier into [lo, hi].
-struct ChannelRequant {
-  const int64_t *bias, *mult, *shift;
-  fx::Range r;
-  int64_t zy;
-  bool wide;
-  explicit ChannelRequant(const QContext& c)
-      : bias(c.op.consts.at("bias").data<int64_t>()),
-        mult(c.op.consts.at("mult").data<int64_t>()),
-        shift(c.op.consts.at("shift").data<int64_t>()),
-        r{c.op.ints.at("lo"), c.op.ints.at("hi")},
-        zy(c.out_q[0].zero_point),
-        wide(c.op.ints.at("wide") != 0) {}
-  int64_t operator()(int64_t a, int64_t ch) const {
-    fx::Multiplier mu{mult[ch], static_cast<int>(shift[ch])};
-    return wide ? fx::requantize_wide(a, mu, zy, r) : fx::requantize(a, mu, zy, r);
-  }
-};
-
 template <typename Acc>
 void conv_impl(QContext& c) {
   const QOp& op = c.op;

@@ -21,6 +21,40 @@ using QKernelFn = void (*)(QContext&);
 // The kernel of a program op kind ("conv", "matmul", ...), or nullptr.
 QKernelFn find_integer_kernel(const std::string& kind);
 
+// The prepared per-output-channel constants of Conv, ConvTranspose and Gemm/MatMul: the bias
+// (11) an accumulator starts from, and RQ (13) with channel c's multiplier into [lo, hi].
+struct ChannelRequant {
+  const int64_t *bias, *mult, *shift;
+  fx::Range r;
+  int64_t zy;
+  bool wide;
+  explicit ChannelRequant(const QContext& c)
+      : bias(c.op.consts.at("bias").data<int64_t>()),
+        mult(c.op.consts.at("mult").data<int64_t>()),
+        shift(c.op.consts.at("shift").data<int64_t>()),
+        r{c.op.ints.at("lo"), c.op.ints.at("hi")},
+        zy(c.out_q[0].zero_point),
+        wide(c.op.ints.at("wide") != 0) {}
+  int64_t operator()(int64_t a, int64_t ch) const {
+    fx::Multiplier mu{mult[ch], static_cast<int>(shift[ch])};
+    return wide ? fx::requantize_wide(a, mu, zy, r) : fx::requantize(a, mu, zy, r);
+  }
+};
+
+// Calls f(T{}) with the C++ type of an integer code tensor's dtype.
+template <typename F>
+void visit_int(DType t, F&& f) {
+  switch (t) {
+    case DType::UInt8: return f(uint8_t{});
+    case DType::Int8: return f(int8_t{});
+    case DType::UInt16: return f(uint16_t{});
+    case DType::Int16: return f(int16_t{});
+    case DType::Int32: return f(int32_t{});
+    case DType::Int64: return f(int64_t{});
+    default: fail("integer kernel: tensor of dtype ", dtype_name(t), " is not an integer code tensor");
+  }
+}
+
 // Codes of an integer tensor as int64, minus `zero_point`.
 std::vector<int64_t> load_codes(const Tensor& t, int64_t zero_point);
 // Writes int64 codes (already saturated to t's range) into t.

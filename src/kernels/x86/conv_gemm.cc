@@ -1,0 +1,190 @@
+// 8-bit Conv and Gemm/MatMul as GEMMs, docs/arithmetic.md (14)-(15): the same accumulator
+// a[c] = q_b[c] + sum (q_x - z_x) q_w as the reference, summed by an ISA kernel, then RQ (13).
+#include "conv_gemm.h"
+
+#include "../reference/common.h"
+#include "fixpoint/parallel.h"
+
+namespace fixpoint::xk {
+namespace {
+
+constexpr int64_t kPatchChunk = 64;  // im2col rows per task: small enough to stay in L1/L2
+
+int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+// Codes minus the zero point, as int16 (8-bit codes: |q - z| <= 255).
+std::vector<int16_t> centered_codes(const Tensor& t, int64_t zero_point) {
+  std::vector<int64_t> v = qref::load_codes(t, zero_point);
+  return std::vector<int16_t>(v.begin(), v.end());
+}
+
+// `rows` rows of `k` int16 weights, each zero-padded to kp.
+std::vector<int16_t> padded_rows(const int16_t* w, int64_t rows, int64_t k, int64_t kp) {
+  std::vector<int16_t> r(static_cast<size_t>(rows * kp), 0);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < k; ++j) r[i * kp + j] = w[i * k + j];
+  return r;
+}
+
+}  // namespace
+
+bool gemm_path_applies(const qref::QContext& c) {
+  DType t = c.in.at(0)->dtype();
+  if (t != DType::Int8 && t != DType::UInt8) return false;
+  // The GEMM sums only the products in int32 and adds the bias in int64 afterwards, so it needs
+  // K * max|q_x - z_x| * max|q_w| < 2^31 whatever the layer's accumulator ("wide" layers get
+  // there through a large bias code, e.g. a channel with near-zero weights, not through K).
+  const Tensor& w = c.op.consts.at("weight");
+  int64_t K = w.numel() / std::max<int64_t>(w.dim(0), 1);
+  int64_t wmax = c.op.ints.count("weight_bits") && c.op.ints.at("weight_bits") == 8 ? 128 : 32768;
+  return K * 255 * wmax < (int64_t{1} << 31);
+}
+
+void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  const Tensor& w = op.consts.at("weight");
+  const Node& n = op.node;
+  qref::ChannelRequant rq(c);
+  int64_t group = n.attr_int("group", 1), N = x.dim(0), C = x.dim(1), M = w.dim(0);
+  FP_CHECK(x.rank() >= 3 && x.rank() <= 5 && w.rank() == x.rank(), n.label(), ": input ", shape_str(x.shape()),
+           " does not fit weights ", shape_str(w.shape()));
+  FP_CHECK(C % group == 0 && w.dim(1) == C / group, n.label(), ": input channels ", C, " do not fit weights");
+  ref::Window win = ref::sliding_window(n, x.shape(), Shape(w.shape().begin() + 2, w.shape().end()), false);
+  ref::Window w3 = ref::to_3d(win);
+  const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride, &d = w3.dilation, &p = w3.pad_begin;
+  Shape ys = {N, M};
+  ys.insert(ys.end(), win.out.begin(), win.out.end());
+  Tensor& y = c.output(0, ys);
+  int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2], ks = k[0] * k[1] * k[2];
+  int64_t cg = C / group, mg = M / group, K = cg * ks, Kp = round_up(K, kern.k_align);
+  std::vector<int16_t> xq = centered_codes(x, c.in_q[0].zero_point);
+  std::vector<int16_t> wp = padded_rows(w.data<int16_t>(), M, K, Kp);  // row m: [ci][kd][kh][kw]
+  int64_t chunks = (out_plane + kPatchChunk - 1) / kPatchChunk;
+  qref::visit_int(y.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* yp = y.data<T>();
+    if (cg == 1 && mg == 1) {
+      // Depthwise: a GEMM of one weight row would spend more on im2col than on products; sum
+      // tap by tap over the valid output columns instead (contiguous for stride 1, so the
+      // compiler vectorizes it). One task per (batch row, channel) plane.
+      parallel_for(N * M, c.threads, [&](int64_t bm) {
+        int64_t m = bm % M;
+        const int16_t* xp = xq.data() + bm * in_plane;
+        std::vector<int32_t> acc(static_cast<size_t>(out_plane), 0);
+        for (int64_t kk = 0; kk < ks; ++kk) {
+          int32_t wv = wp[m * Kp + kk];
+          if (wv == 0) continue;
+          int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2];
+          // Output columns whose input column ow*s - p + kw*d lies inside [0, in[2]).
+          int64_t off = kw * d[2] - p[2];
+          int64_t ow_lo = off >= 0 ? 0 : (-off + s[2] - 1) / s[2];
+          int64_t ow_hi = in[2] - 1 - off < 0 ? 0 : std::min(out[2], (in[2] - 1 - off) / s[2] + 1);
+          for (int64_t od = 0; od < out[0]; ++od) {
+            int64_t id = od * s[0] - p[0] + kd * d[0];
+            if (id < 0 || id >= in[0]) continue;
+            for (int64_t oh = 0; oh < out[1]; ++oh) {
+              int64_t ih = oh * s[1] - p[1] + kh * d[1];
+              if (ih < 0 || ih >= in[1]) continue;
+              int32_t* arow = acc.data() + (od * out[1] + oh) * out[2];
+              const int16_t* xrow = xp + (id * in[1] + ih) * in[2] + off;
+              if (s[2] == 1) {
+                for (int64_t ow = ow_lo; ow < ow_hi; ++ow) arow[ow] += wv * xrow[ow];
+              } else {
+                for (int64_t ow = ow_lo; ow < ow_hi; ++ow) arow[ow] += wv * xrow[ow * s[2]];
+              }
+            }
+          }
+        }
+        T* row = yp + bm * out_plane;
+        for (int64_t q = 0; q < out_plane; ++q) row[q] = static_cast<T>(rq(rq.bias[m] + acc[q], m));
+      });
+      return;
+    }
+    // Tasks (batch row, group, chunk of output positions) are independent: each builds its own
+    // im2col rows, so any thread count computes the same values.
+    parallel_for(N * group * chunks, c.threads, [&](int64_t task) {
+      int64_t b = task / (group * chunks), g = task / chunks % group, q0 = task % chunks * kPatchChunk;
+      int64_t nq = std::min(kPatchChunk, out_plane - q0);
+      std::vector<int16_t> patches(static_cast<size_t>(nq * Kp));
+      std::vector<int64_t> pos(static_cast<size_t>(nq * 3));  // (od, oh, ow) of each row
+      for (int64_t qi = 0; qi < nq; ++qi) {
+        int64_t q = q0 + qi;
+        pos[qi * 3] = q / (out[1] * out[2]);
+        pos[qi * 3 + 1] = q / out[2] % out[1];
+        pos[qi * 3 + 2] = q % out[2];
+        for (int64_t col = K; col < Kp; ++col) patches[qi * Kp + col] = 0;
+      }
+      // Column by column (channel, tap): reads run along a row of the input plane.
+      for (int64_t ci = 0; ci < cg; ++ci) {
+        const int16_t* xp = xq.data() + (b * C + g * cg + ci) * in_plane;
+        for (int64_t kk = 0; kk < ks; ++kk) {
+          int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2], col = ci * ks + kk;
+          for (int64_t qi = 0; qi < nq; ++qi) {
+            int64_t id = pos[qi * 3] * s[0] - p[0] + kd * d[0], ih = pos[qi * 3 + 1] * s[1] - p[1] + kh * d[1],
+                    iw = pos[qi * 3 + 2] * s[2] - p[2] + kw * d[2];
+            bool inside = id >= 0 && id < in[0] && ih >= 0 && ih < in[1] && iw >= 0 && iw < in[2];
+            patches[qi * Kp + col] = inside ? xp[(id * in[1] + ih) * in[2] + iw] : 0;  // padding adds 0
+          }
+        }
+      }
+      std::vector<int32_t> acc(static_cast<size_t>(mg * nq));
+      kern.run({mg, nq, Kp, wp.data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
+      for (int64_t mi = 0; mi < mg; ++mi) {
+        int64_t m = g * mg + mi;
+        T* row = yp + (b * M + m) * out_plane + q0;
+        for (int64_t qi = 0; qi < nq; ++qi) row[qi] = static_cast<T>(rq(rq.bias[m] + acc[mi * nq + qi], m));
+      }
+    });
+  });
+}
+
+void matmul_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  const Tensor& w = op.consts.at("weight");
+  int64_t N = w.dim(0), K = w.dim(1), Kp = round_up(K, kern.k_align);
+  FP_CHECK(x.rank() >= 1 && x.dim(-1) == K, op.node.label(), ": input ", shape_str(x.shape()), " does not have ", K,
+           " columns");
+  Shape ys = x.shape();
+  ys.back() = N;
+  Tensor& y = c.output(0, ys);
+  qref::ChannelRequant rq(c);
+  std::vector<int16_t> xq = centered_codes(x, c.in_q[0].zero_point);
+  std::vector<int16_t> wp = padded_rows(w.data<int16_t>(), N, K, Kp);
+  int64_t rows = x.numel() / std::max<int64_t>(K, 1);
+  int64_t chunks = (rows + kPatchChunk - 1) / kPatchChunk;
+  qref::visit_int(y.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* yp = y.data<T>();
+    parallel_for(chunks, c.threads, [&](int64_t task) {
+      int64_t r0 = task * kPatchChunk, nr = std::min(kPatchChunk, rows - r0);
+      std::vector<int16_t> xr = padded_rows(xq.data() + r0 * K, nr, K, Kp);
+      std::vector<int32_t> acc(static_cast<size_t>(nr * N));
+      kern.run({N, nr, Kp, wp.data(), xr.data(), acc.data(), 1, N});  // acc[row][j]
+      for (int64_t i = 0; i < nr; ++i)
+        for (int64_t j = 0; j < N; ++j) yp[(r0 + i) * N + j] = static_cast<T>(rq(rq.bias[j] + acc[i * N + j], j));
+    });
+  });
+}
+
+namespace {
+
+template <void (*Fast)(qref::QContext&, const GemmS16Kernel&)>
+void with_selected_gemm(qref::QContext& c) {
+  const GemmS16Kernel* k = selected_gemm_s16();
+  if (k && gemm_path_applies(c)) return Fast(c, *k);
+  qref::find_integer_kernel(c.op.kind)(c);
+}
+
+}  // namespace
+
+qref::QKernelFn find_runtime_kernel(const std::string& kind) {
+  if (selected_isa() != "reference") {
+    if (kind == "conv") return with_selected_gemm<conv_s8_gemm>;
+    if (kind == "matmul") return with_selected_gemm<matmul_s8_gemm>;
+  }
+  return qref::find_integer_kernel(kind);
+}
+
+}  // namespace fixpoint::xk

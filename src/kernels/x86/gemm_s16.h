@@ -1,0 +1,52 @@
+// Integer GEMM micro-kernels for the optimized Conv/MatMul path (docs/arithmetic.md §4, (14)).
+//
+//   C[m*ldm + n*ldn] = sum_{k < Kp} A[m*Kp + k] * B[n*Kp + k]        (exact int32)
+//
+// A holds weight rows, B im2col patch rows (or activation rows), both int16 and zero-padded to
+// Kp, a multiple of the kernel's k_align. Only layers with 8-bit activations take this path: the
+// activations fit int16 after subtracting the zero point, and the caller checks
+// K * max|product| < 2^31, which bounds every partial sum, so any summation order (pairs in madd,
+// lanes, tiles) gives the same exact sum as the scalar reference's left-to-right loop. The bias
+// is added afterwards in int64.
+//
+// One implementation per ISA (kernel names carry type, op and ISA), chosen once at start-up
+// from the CPU's features; FIXPOINT_ISA=reference|scalar|avx2|avx512vnni overrides the choice.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fixpoint::xk {
+
+struct GemmArgs {
+  int64_t M, N, Kp;       // C is M x N; rows of A and B are Kp int16 long
+  const int16_t* A;       // M rows
+  const int16_t* B;       // N rows
+  int32_t* C;
+  int64_t ldm, ldn;       // C strides of m and n
+};
+
+struct GemmS16Kernel {
+  const char* name;  // e.g. "gemm_s16s16s32_avx2"
+  const char* isa;   // "scalar", "avx2", "avx512vnni"
+  int k_align;       // Kp must be a multiple of this
+  void (*run)(const GemmArgs&);
+};
+
+// Per-ISA entry points, each defined in its own translation unit compiled for that ISA.
+extern const GemmS16Kernel kGemmS16Scalar;
+extern const GemmS16Kernel kGemmS16Avx2;
+extern const GemmS16Kernel kGemmS16Avx512Vnni;
+
+// The kernels this CPU can run, slowest first ("scalar" always).
+std::vector<const GemmS16Kernel*> available_gemm_s16();
+// The kernel for `isa` if this CPU can run it, else nullptr.
+const GemmS16Kernel* gemm_s16_for(const std::string& isa);
+
+// The ISA the runtime uses: FIXPOINT_ISA if set (checked: an unknown or unsupported value is an
+// error), else the fastest available. "reference" means: run the scalar reference kernels only.
+const std::string& selected_isa();
+// The GEMM of selected_isa(), or nullptr when it is "reference".
+const GemmS16Kernel* selected_gemm_s16();
+
+}  // namespace fixpoint::xk

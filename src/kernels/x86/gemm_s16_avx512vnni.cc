@@ -1,0 +1,33 @@
+// gemm_s16s16s32_avx512vnni: 32 int16 lanes per register; vpdpwssd multiplies pairs and
+// accumulates into 16 int32 lanes in one instruction (non-saturating: the same sums as vpmaddwd +
+// vpaddd). Compiled with -mavx512f -mavx512bw -mavx512vnni; only called when the CPU reports them.
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "gemm_s16.h"
+
+namespace {
+#include "gemm_s16_tile.h"
+
+struct Avx512VnniVec {
+  using Reg = __m512i;
+  static constexpr int64_t kLanes = 32;
+  static Reg zero() { return _mm512_setzero_si512(); }
+  static Reg load(const int16_t* p) { return _mm512_loadu_si512(p); }
+  static Reg dot(Reg acc, Reg a, Reg b) { return _mm512_dpwssd_epi32(acc, a, b); }
+  static int32_t hsum(Reg r) {
+    __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(r), _mm512_extracti64x4_epi64(r, 1));
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+    return _mm_cvtsi128_si32(s);
+  }
+};
+
+void run(const fixpoint::xk::GemmArgs& g) { gemm_tiled<Avx512VnniVec>(g); }
+}  // namespace
+
+namespace fixpoint::xk {
+const GemmS16Kernel kGemmS16Avx512Vnni{"gemm_s16s16s32_avx512vnni", "avx512vnni", 32, run};
+}

@@ -1,0 +1,24 @@
+// gemm_s16s16s32_scalar: the tiled loop on plain int32 "registers" (one lane). Portable; the
+// fallback when the CPU has no AVX2.
+#include <cstdint>
+
+#include "gemm_s16.h"
+
+namespace {
+#include "gemm_s16_tile.h"
+
+struct ScalarVec {
+  using Reg = int32_t;
+  static constexpr int64_t kLanes = 1;
+  static Reg zero() { return 0; }
+  static Reg load(const int16_t* p) { return *p; }
+  static Reg dot(Reg acc, Reg a, Reg b) { return acc + a * b; }
+  static int32_t hsum(Reg r) { return r; }
+};
+
+void run(const fixpoint::xk::GemmArgs& g) { gemm_tiled<ScalarVec>(g); }
+}  // namespace
+
+namespace fixpoint::xk {
+const GemmS16Kernel kGemmS16Scalar{"gemm_s16s16s32_scalar", "scalar", 1, run};
+}
