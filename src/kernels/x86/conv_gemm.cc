@@ -14,8 +14,13 @@ int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 // Codes minus the zero point, as int16 (8-bit codes: |q - z| <= 255).
 std::vector<int16_t> centered_codes(const Tensor& t, int64_t zero_point) {
-  std::vector<int64_t> v = qref::load_codes(t, zero_point);
-  return std::vector<int16_t>(v.begin(), v.end());
+  std::vector<int16_t> v(static_cast<size_t>(t.numel()));
+  qref::visit_int(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = t.data<T>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int16_t>(p[i] - zero_point);
+  });
+  return v;
 }
 
 // `rows` rows of `k` int16 weights, each zero-padded to kp.
@@ -24,6 +29,16 @@ std::vector<int16_t> padded_rows(const int16_t* w, int64_t rows, int64_t k, int6
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < k; ++j) r[i * kp + j] = w[i * k + j];
   return r;
+}
+
+// The output columns ow in [lo, hi) whose input column ow * stride + off lies in [0, in_w).
+struct ColumnRange {
+  int64_t off, lo, hi;
+};
+ColumnRange valid_columns(int64_t off, int64_t stride, int64_t in_w, int64_t out_w) {
+  int64_t lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  int64_t hi = in_w - 1 - off < 0 ? 0 : std::min(out_w, (in_w - 1 - off) / stride + 1);
+  return {off, lo, std::max(lo, hi)};
 }
 
 }  // namespace
@@ -61,6 +76,8 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   std::vector<int16_t> xq = centered_codes(x, c.in_q[0].zero_point);
   std::vector<int16_t> wp = padded_rows(w.data<int16_t>(), M, K, Kp);  // row m: [ci][kd][kh][kw]
   int64_t chunks = (out_plane + kPatchChunk - 1) / kPatchChunk;
+  bool pointwise = ks == 1 && out_plane == in_plane;
+  for (size_t i = 0; i < 3; ++i) pointwise = pointwise && s[i] == 1 && p[i] == 0;
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* yp = y.data<T>();
@@ -76,10 +93,7 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
           int32_t wv = wp[m * Kp + kk];
           if (wv == 0) continue;
           int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2];
-          // Output columns whose input column ow*s - p + kw*d lies inside [0, in[2]).
-          int64_t off = kw * d[2] - p[2];
-          int64_t ow_lo = off >= 0 ? 0 : (-off + s[2] - 1) / s[2];
-          int64_t ow_hi = in[2] - 1 - off < 0 ? 0 : std::min(out[2], (in[2] - 1 - off) / s[2] + 1);
+          ColumnRange cr = valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
           for (int64_t od = 0; od < out[0]; ++od) {
             int64_t id = od * s[0] - p[0] + kd * d[0];
             if (id < 0 || id >= in[0]) continue;
@@ -87,17 +101,16 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
               int64_t ih = oh * s[1] - p[1] + kh * d[1];
               if (ih < 0 || ih >= in[1]) continue;
               int32_t* arow = acc.data() + (od * out[1] + oh) * out[2];
-              const int16_t* xrow = xp + (id * in[1] + ih) * in[2] + off;
+              const int16_t* xrow = xp + (id * in[1] + ih) * in[2] + cr.off;
               if (s[2] == 1) {
-                for (int64_t ow = ow_lo; ow < ow_hi; ++ow) arow[ow] += wv * xrow[ow];
+                for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow];
               } else {
-                for (int64_t ow = ow_lo; ow < ow_hi; ++ow) arow[ow] += wv * xrow[ow * s[2]];
+                for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow * s[2]];
               }
             }
           }
         }
-        T* row = yp + bm * out_plane;
-        for (int64_t q = 0; q < out_plane; ++q) row[q] = static_cast<T>(rq(rq.bias[m] + acc[q], m));
+        rq.row(m, acc.data(), out_plane, yp + bm * out_plane);
       });
       return;
     }
@@ -107,24 +120,35 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
       int64_t b = task / (group * chunks), g = task / chunks % group, q0 = task % chunks * kPatchChunk;
       int64_t nq = std::min(kPatchChunk, out_plane - q0);
       std::vector<int16_t> patches(static_cast<size_t>(nq * Kp));
-      std::vector<int64_t> pos(static_cast<size_t>(nq * 3));  // (od, oh, ow) of each row
-      for (int64_t qi = 0; qi < nq; ++qi) {
-        int64_t q = q0 + qi;
-        pos[qi * 3] = q / (out[1] * out[2]);
-        pos[qi * 3 + 1] = q / out[2] % out[1];
-        pos[qi * 3 + 2] = q % out[2];
+      for (int64_t qi = 0; qi < nq; ++qi)
         for (int64_t col = K; col < Kp; ++col) patches[qi * Kp + col] = 0;
-      }
-      // Column by column (channel, tap): reads run along a row of the input plane.
-      for (int64_t ci = 0; ci < cg; ++ci) {
-        const int16_t* xp = xq.data() + (b * C + g * cg + ci) * in_plane;
-        for (int64_t kk = 0; kk < ks; ++kk) {
-          int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2], col = ci * ks + kk;
-          for (int64_t qi = 0; qi < nq; ++qi) {
-            int64_t id = pos[qi * 3] * s[0] - p[0] + kd * d[0], ih = pos[qi * 3 + 1] * s[1] - p[1] + kh * d[1],
-                    iw = pos[qi * 3 + 2] * s[2] - p[2] + kw * d[2];
-            bool inside = id >= 0 && id < in[0] && ih >= 0 && ih < in[1] && iw >= 0 && iw < in[2];
-            patches[qi * Kp + col] = inside ? xp[(id * in[1] + ih) * in[2] + iw] : 0;  // padding adds 0
+      if (pointwise) {  // 1x1, stride 1, no padding: patch row q is column q of the input planes
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const int16_t* xp = xq.data() + (b * C + g * cg + ci) * in_plane + q0;
+          for (int64_t qi = 0; qi < nq; ++qi) patches[qi * Kp + ci] = xp[qi];
+        }
+      } else {
+        // Column by column (channel, tap), one run of output columns (fixed od, oh) at a time:
+        // the taps inside the input are copied, those in the padding are 0 (they add nothing).
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const int16_t* xp = xq.data() + (b * C + g * cg + ci) * in_plane;
+          for (int64_t kk = 0; kk < ks; ++kk) {
+            int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2], col = ci * ks + kk;
+            ColumnRange cr = valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
+            for (int64_t q = q0; q < q0 + nq;) {
+              int64_t od = q / (out[1] * out[2]), oh = q / out[2] % out[1], ow0 = q % out[2];
+              int64_t run = std::min(out[2] - ow0, q0 + nq - q);
+              int64_t id = od * s[0] - p[0] + kd * d[0], ih = oh * s[1] - p[1] + kh * d[1];
+              int16_t* dst = patches.data() + (q - q0) * Kp + col - ow0 * Kp;  // dst[ow * Kp]
+              if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1]) {
+                for (int64_t ow = ow0; ow < ow0 + run; ++ow) dst[ow * Kp] = 0;
+              } else {
+                const int16_t* xrow = xp + (id * in[1] + ih) * in[2] + cr.off;
+                for (int64_t ow = ow0; ow < ow0 + run; ++ow)
+                  dst[ow * Kp] = ow >= cr.lo && ow < cr.hi ? xrow[ow * s[2]] : 0;
+              }
+              q += run;
+            }
           }
         }
       }
@@ -132,8 +156,7 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
       kern.run({mg, nq, Kp, wp.data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
       for (int64_t mi = 0; mi < mg; ++mi) {
         int64_t m = g * mg + mi;
-        T* row = yp + (b * M + m) * out_plane + q0;
-        for (int64_t qi = 0; qi < nq; ++qi) row[qi] = static_cast<T>(rq(rq.bias[m] + acc[mi * nq + qi], m));
+        rq.row(m, acc.data() + mi * nq, nq, yp + (b * M + m) * out_plane + q0);
       }
     });
   });
@@ -163,7 +186,7 @@ void matmul_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
       std::vector<int32_t> acc(static_cast<size_t>(nr * N));
       kern.run({N, nr, Kp, wp.data(), xr.data(), acc.data(), 1, N});  // acc[row][j]
       for (int64_t i = 0; i < nr; ++i)
-        for (int64_t j = 0; j < N; ++j) yp[(r0 + i) * N + j] = static_cast<T>(rq(rq.bias[j] + acc[i * N + j], j));
+        for (int64_t j = 0; j < N; ++j) yp[(r0 + i) * N + j] = static_cast<T>(rq(rq.bias[j] + acc[i * N + j], j));  // row-major: channel varies fastest
     });
   });
 }

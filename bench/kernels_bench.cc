@@ -1,0 +1,64 @@
+// Integer Conv / MatMul run steps on layer shapes typical of the bundled and PaddleOCR models:
+// the scalar reference kernel against the optimized path with each GEMM this CPU has. Names are
+// "<layer>/<kernel>" so bench/speed.py can form ratios against "<layer>/reference" of the same run.
+#include <benchmark/benchmark.h>
+
+#include "kernels/x86/conv_gemm.h"
+#include "kernels/x86/integer_layer_cases.h"
+
+namespace fixpoint {
+namespace {
+
+struct Layer {
+  const char* name;
+  test::ConvSpec conv;  // empty x: a MatMul layer
+  Shape mm_x;
+  int64_t mm_n = 0;
+};
+
+const std::vector<Layer>& layers() {
+  static const std::vector<Layer> l = {
+      {"conv3x3_32to32_56x56", {{1, 32, 56, 56}, 32, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}}, {}, 0},
+      {"conv1x1_128to256_12x40", {{1, 128, 12, 40}, 256, 1, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}}, {}, 0},
+      {"dwconv3x3_64_s2_48x160", {{1, 64, 48, 160}, 64, 64, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}, {}, 0},
+      {"conv3x3_3to16_s2_224x224", {{1, 3, 224, 224}, 16, 1, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}}, {}, 0},
+      {"matmul_40x120_by_120x360", {}, {1, 40, 120}, 360},
+  };
+  return l;
+}
+
+void run_layer(benchmark::State& state, const Layer& l, const xk::GemmS16Kernel* k) {
+  std::mt19937 rng(1);
+  test::Case c = l.conv.x.empty() ? test::make_matmul_case(l.mm_x, l.mm_n, l.name, rng)
+                                  : test::make_conv_case(l.conv, l.name, rng);
+  std::vector<Tensor> out(1);
+  qref::QContext ctx{c.op, {&c.x}, {c.qx}, {c.qy}, out, 1};
+  qref::QKernelFn ref = qref::find_integer_kernel(c.op.kind);
+  for (auto _ : state) {
+    if (!k) {
+      ref(ctx);
+    } else if (c.op.kind == "conv") {
+      xk::conv_s8_gemm(ctx, *k);
+    } else {
+      xk::matmul_s8_gemm(ctx, *k);
+    }
+    benchmark::DoNotOptimize(out[0]);
+  }
+}
+
+int register_all() {
+  for (const Layer& l : layers()) {
+    benchmark::RegisterBenchmark(cat(l.name, "/reference").c_str(), [&l](benchmark::State& s) { run_layer(s, l, nullptr); })
+        ->Unit(benchmark::kMicrosecond);
+    for (const xk::GemmS16Kernel* k : xk::available_gemm_s16())
+      benchmark::RegisterBenchmark(cat(l.name, "/", k->name).c_str(), [&l, k](benchmark::State& s) { run_layer(s, l, k); })
+          ->Unit(benchmark::kMicrosecond);
+  }
+  return 0;
+}
+const int registered = register_all();
+
+}  // namespace
+}  // namespace fixpoint
+
+BENCHMARK_MAIN();

@@ -1,0 +1,109 @@
+// Integer Conv / MatMul layers with random prepared constants and random 8-bit input codes, for
+// the bit-exactness tests of the optimized kernels and for the kernel benchmarks (bench/).
+#pragma once
+#include <random>
+
+#include "fixpoint/error.h"
+#include "kernels/reference/integer/integer_kernels.h"
+#include "test_util.h"
+
+namespace fixpoint::test {
+
+struct Case {
+  QOp op;
+  Tensor x;
+  QParams qx, qy;
+};
+
+inline Tensor random_codes(DType t, const Shape& s, std::mt19937& rng) {
+  Tensor r(t, s);
+  fx::Range range = fx::range_of(t);
+  std::uniform_int_distribution<int64_t> d(range.lo, range.hi);
+  std::vector<int64_t> v(static_cast<size_t>(r.numel()));
+  for (auto& e : v) e = d(rng);
+  qref::store_codes(r, v);
+  return r;
+}
+
+// Per-channel prepared constants. Half the layers are "wide" through a bias code beyond int32
+// (a channel with near-zero weights): the GEMM still sums the products in int32 (§4 bound on K).
+inline void prepare_channels(QOp& op, int64_t M, int64_t K, std::mt19937& rng, int64_t wmax) {
+  bool wide = rng() % 2;
+  int64_t bmax = wide ? int64_t{1} << 40 : int64_t{1} << 20;
+  Tensor bias(DType::Int64, {M}), mult(DType::Int64, {M}), shift(DType::Int64, {M});
+  std::uniform_int_distribution<int64_t> b(-bmax, bmax), m(1 << 14, (1 << 15) - 1), n(14, 24);
+  for (int64_t c = 0; c < M; ++c) {
+    bias.data<int64_t>()[c] = b(rng);
+    mult.data<int64_t>()[c] = m(rng);
+    shift.data<int64_t>()[c] = n(rng) + (wide ? 20 : 0);
+  }
+  op.consts["bias"] = bias;
+  op.consts["mult"] = mult;
+  op.consts["shift"] = shift;
+  op.ints["wide"] = wide;
+  op.ints["weight_bits"] = wmax <= 128 ? 8 : 16;
+  FP_CHECK(K * 255 * wmax < (int64_t{1} << 31), "test layer exceeds the int32 bound of §4");
+}
+
+inline Tensor random_weights(const Shape& s, int64_t wmax, std::mt19937& rng) {
+  Tensor w(DType::Int16, s);
+  std::uniform_int_distribution<int64_t> d(-wmax, wmax), zero(0, 9);
+  // Some exact zeros: the reference skips them, the GEMM multiplies them.
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<int16_t>()[i] = static_cast<int16_t>(zero(rng) ? d(rng) : 0);
+  return w;
+}
+
+inline void set_output(Case& c, std::mt19937& rng) {
+  c.qy.type = rng() % 2 ? DType::UInt8 : DType::Int8;
+  fx::Range r = fx::range_of(c.qy.type);
+  c.qy.zero_point = c.qy.type == DType::UInt8 ? static_cast<int64_t>(rng() % 40) : 0;
+  c.op.ints["lo"] = r.lo;
+  c.op.ints["hi"] = r.hi;
+}
+
+inline void set_input(Case& c, const Shape& s, std::mt19937& rng) {
+  c.qx.type = rng() % 2 ? DType::UInt8 : DType::Int8;
+  c.qx.zero_point = c.qx.type == DType::UInt8 ? static_cast<int64_t>(rng() % 128) : static_cast<int64_t>(rng() % 5) - 2;
+  c.x = random_codes(c.qx.type, s, rng);
+}
+
+struct ConvSpec {
+  Shape x;  // N, C, spatial...
+  int64_t M = 1, group = 1;
+  std::vector<int64_t> kernel, strides, dilations, pads;
+};
+
+// A Conv layer of `spec` with weights in [-wmax, wmax] and random codes, zero points, biases,
+// multipliers (half of them "wide", see prepare_channels).
+inline Case make_conv_case(const ConvSpec& spec, const std::string& name, std::mt19937& rng, int64_t wmax = 127) {
+  Case c;
+  int64_t cg = spec.x[1] / spec.group;
+  Shape ws = {spec.M, cg};
+  ws.insert(ws.end(), spec.kernel.begin(), spec.kernel.end());
+  c.op.kind = "conv";
+  c.op.node = make_node("Conv", {"x"}, {"y"}, name,
+                        {{"group", int_attr(spec.group)}, {"strides", ints_attr(spec.strides)},
+                         {"dilations", ints_attr(spec.dilations)}, {"pads", ints_attr(spec.pads)}});
+  c.op.consts["weight"] = random_weights(ws, wmax, rng);
+  int64_t K = cg;
+  for (int64_t k : spec.kernel) K *= k;
+  prepare_channels(c.op, spec.M, K, rng, wmax);
+  set_input(c, spec.x, rng);
+  set_output(c, rng);
+  return c;
+}
+
+// A Gemm/MatMul layer: x of shape xs (last dim K) times prepared W[N][K].
+inline Case make_matmul_case(const Shape& xs, int64_t N, const std::string& name, std::mt19937& rng) {
+  Case c;
+  int64_t K = xs.back();
+  c.op.kind = "matmul";
+  c.op.node = make_node("MatMul", {"x"}, {"y"}, name);
+  c.op.consts["weight"] = random_weights({N, K}, 127, rng);
+  prepare_channels(c.op, N, K, rng, 127);
+  set_input(c, xs, rng);
+  set_output(c, rng);
+  return c;
+}
+
+}  // namespace fixpoint::test
