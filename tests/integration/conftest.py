@@ -18,8 +18,9 @@ OCR_MODELS = {
 }
 
 
-def run_cli(*args, check=True):
-    p = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, errors="replace")
+def run_cli(*args, check=True, env=None):
+    p = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, errors="replace",
+                       env=None if env is None else {**os.environ, **env})
     if check and p.returncode != 0:
         raise AssertionError(f"fixpoint {' '.join(map(str, args))} failed: {p.stderr}")
     return p

@@ -52,6 +52,30 @@ def test_batch_rows_bit_identical(models, tmp_path, bits):
             assert one[k].tobytes() == full[k][r:r + 1].tobytes(), f"{bits}-bit output {k} row {r}"
 
 
+@pytest.mark.parametrize("bits", ["8", "16"])
+def test_every_kernel_isa_gives_the_reference_bits(models, tmp_path, bits):
+    """docs/performance.md: the optimized kernels of every ISA this CPU has, at 1 and 2 threads,
+    give the same output bits as FIXPOINT_ISA=reference (the scalar reference kernels)."""
+    prog = compile_(models, "tiny_cnn", tmp_path / "prog", "--bits", bits, "--calib", f"image={models}/tiny_cnn_input.npy")
+    feed = ["--input", f"image={models}/tiny_cnn_input.npy", "-q", "--raw"]
+    run_cli("run", prog, *feed, "-o", tmp_path / "ref", env={"FIXPOINT_ISA": "reference"})
+    want = {f: (tmp_path / "ref" / f).read_bytes() for f in os.listdir(tmp_path / "ref")}
+    ran = []
+    for isa in ["scalar", "avx2", "avx512vnni"]:
+        for threads in ["1", "2"]:
+            out = tmp_path / f"{isa}_{threads}"
+            p = run_cli("run", prog, *feed, "-o", out, "--threads", threads, "--repeat", "2", check=False,
+                        env={"FIXPOINT_ISA": isa})
+            if p.returncode != 0:
+                assert "that this CPU supports" in p.stderr, p.stderr
+                continue
+            assert f"isa={isa} threads={threads}" in p.stdout
+            ran.append(isa)
+            for f, b in want.items():
+                assert (out / f).read_bytes() == b, f"{bits}-bit {f} with FIXPOINT_ISA={isa} --threads {threads}"
+    assert "scalar" in ran
+
+
 def test_32_bit_program_equals_float_reference(models, tmp_path):
     prog = compile_(models, "tiny_cnn", tmp_path / "prog", "--bits", "32")
     x = np.load(os.path.join(models, "tiny_cnn_input.npy"))
