@@ -61,4 +61,44 @@ std::string summarize(const Tensor& t) {
   return os.str();
 }
 
+std::vector<std::string> split_list(const std::vector<std::string>& v) {
+  std::vector<std::string> r;
+  for (const auto& s : v) {
+    std::string cur;
+    for (char c : s + ",") {
+      if (c == ',') {
+        if (!cur.empty()) r.push_back(cur);
+        cur.clear();
+      } else if (c != ' ') {
+        cur += c;
+      }
+    }
+  }
+  return r;
+}
+
+std::vector<std::map<std::string, Tensor>> load_input_sets(const std::vector<std::string>& specs,
+                                                           const std::vector<ValueInfo>& model_inputs) {
+  std::vector<std::vector<std::string>> groups(1);
+  for (const auto& spec : specs) {
+    std::string name = spec.find('=') == std::string::npos ? "" : spec.substr(0, spec.find('='));
+    bool again = false;
+    for (const auto& s : groups.back())
+      again = again || (s.find('=') == std::string::npos ? "" : s.substr(0, s.find('='))) == name;
+    if (again) groups.emplace_back();
+    groups.back().push_back(spec);
+  }
+  std::vector<std::map<std::string, Tensor>> sets;
+  for (const auto& g : groups) {
+    std::map<std::string, Tensor> in = load_input_options(g);
+    if (in.count("")) {
+      FP_CHECK(model_inputs.size() == 1, "--input without a NAME= is only allowed for a model with one input");
+      in[model_inputs[0].name] = in[""];
+      in.erase("");
+    }
+    sets.push_back(std::move(in));
+  }
+  return sets;
+}
+
 }  // namespace fixpoint::cli

@@ -14,6 +14,12 @@ namespace fixpoint::cli {
 ShapeBindings parse_shape_options(const std::vector<std::string>& specs);
 // "NAME=FILE.npy" (or just FILE.npy for a single-input model: name "") -> loaded tensors.
 std::map<std::string, Tensor> load_input_options(const std::vector<std::string>& specs);
+// Several input sets from --input options: each NAME may be given once per set, a NAME given
+// again starts a new set. A spec without NAME= is allowed for a single-input model.
+std::vector<std::map<std::string, Tensor>> load_input_sets(const std::vector<std::string>& specs,
+                                                           const std::vector<ValueInfo>& model_inputs);
+// LIST options (--bits16, --deny, --layers, ...): repeated and/or comma-separated values.
+std::vector<std::string> split_list(const std::vector<std::string>& v);
 // Output file name for a tensor: characters outside [A-Za-z0-9._-] become '_'.
 std::string sanitize_name(const std::string& tensor);
 // One-line summary: dtype, shape, min/max/mean and the first values.
@@ -23,5 +29,6 @@ void add_inspect_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_compile_command(CLI::App& app);
+void add_analyze_command(CLI::App& app);
 
 }  // namespace fixpoint::cli

@@ -21,25 +21,10 @@ void run_compare(const CompareArgs& a) {
   namespace fs = std::filesystem;
   FP_CHECK(fs::is_directory(a.dir), "'", a.dir, "': compare needs the folder `fixpoint compile -o DIR` wrote");
   Comparer cmp(a.dir);
-  // Several --input sets: each NAME may be given once per set; a NAME repeated starts a new set.
-  std::vector<std::vector<std::string>> sets(1);
-  for (const auto& spec : a.inputs) {
-    std::string name = spec.substr(0, spec.find('='));
-    bool again = false;
-    for (const auto& s : sets.back()) again = again || s.substr(0, s.find('=')) == name;
-    if (again) sets.emplace_back();
-    sets.back().push_back(spec);
-  }
+  std::vector<std::map<std::string, Tensor>> sets = load_input_sets(a.inputs, cmp.program().inputs);
   for (size_t i = 0; i < sets.size(); ++i) {
-    std::map<std::string, Tensor> in = load_input_options(sets[i]);
-    if (in.count("")) {
-      const auto& pins = cmp.program().inputs;
-      FP_CHECK(pins.size() == 1, "--input without a NAME= is only allowed for a model with one input");
-      in[pins[0].name] = in[""];
-      in.erase("");
-    }
     if (!a.quiet) std::cerr << "compare: input set " << i + 1 << "/" << sets.size() << "\n";
-    cmp.add_sample(in);
+    cmp.add_sample(sets[i]);
   }
   nlohmann::json r = cmp.result();
   std::error_code ec;

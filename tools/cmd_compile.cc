@@ -17,28 +17,11 @@ struct CompileArgs {
   int bits = 8;
   double auto_mixed = 0;  // 0: off
   bool qat = false, quiet = false, bias_correction = false;
-  std::vector<std::string> calib, shapes, bits16, params16, deny, allow, disabled_passes;
+  std::vector<std::string> calib, shapes, bits16, bits8, params16, deny, allow, disabled_passes;
 };
 
-// LIST options accept comma-separated values too.
-std::vector<std::string> split_list(const std::vector<std::string>& v) {
-  std::vector<std::string> r;
-  for (const auto& s : v) {
-    std::string cur;
-    for (char c : s + ",") {
-      if (c == ',') {
-        if (!cur.empty()) r.push_back(cur);
-        cur.clear();
-      } else if (c != ' ') {
-        cur += c;
-      }
-    }
-  }
-  return r;
-}
-
 // --config FILE.json: any compile option by its own name (bits, calib, calib_method, scale_mode,
-// qat, bits16, params16, deny, allow, shape) or by TIDL's (tensor_bits,
+// qat, bits16, bits8, params16, deny, allow, shape) or by TIDL's (tensor_bits,
 // output_feature_16bit_names_list, params_16bit_names_list, quantization_scale_type,
 // calibration_frames, deny_list and deny_list:layer_type [op types], deny_list:layer_name).
 // Command-line options win.
@@ -84,6 +67,8 @@ ConfigValues apply_config(CompileArgs& a, const CLI::App& app) {
         if (!given("--qat")) a.qat = v.get<bool>();
       } else if (k == "bits16" || k == "output_feature_16bit_names_list") {
         if (!given("--bits16")) a.bits16 = json_list(v, k);
+      } else if (k == "bits8") {
+        if (!given("--bits8")) a.bits8 = json_list(v, k);
       } else if (k == "params16" || k == "params_16bit_names_list") {
         if (!given("--params16")) a.params16 = json_list(v, k);
       } else if (k == "deny" || k == "deny_list:layer_name") {
@@ -135,6 +120,8 @@ void run_compile(CompileArgs a, const CLI::App& app) {
   o.qat = a.qat;
   o.bias_correction = a.bias_correction;
   o.bits16 = split_list(a.bits16);
+  o.bits8 = split_list(a.bits8);
+  FP_CHECK(o.bits8.empty() || a.bits == 16, "--bits8 keeps layers at 8 bits in a 16-bit program: use it with --bits 16");
   o.params16 = split_list(a.params16);
   o.deny = split_list(a.deny);
   o.disabled_passes = split_list(a.disabled_passes);
@@ -194,6 +181,7 @@ void add_compile_command(CLI::App& app) {
   c->add_flag("--bias-correction", a->bias_correction, "Correct each layer's bias by its mean calibration error");
   c->add_flag("--qat", a->qat, "Use Clip/Relu6 ranges of a QAT model as quantization ranges");
   c->add_option("--bits16", a->bits16, "Layers at 16 bits: node names, output names, globs or op:TYPE (comma-separated)");
+  c->add_option("--bits8", a->bits8, "With --bits 16: layers kept at 8 bits (same syntax)");
   c->add_option("--params16", a->params16, "Layers with 16-bit weights only (same syntax)");
   c->add_option("--deny", a->deny, "Nodes forced to the CPU in float (same syntax, e.g. op:Tanh)");
   c->add_option("--allow", a->allow, "Only these nodes may run on the accelerator (same syntax)");

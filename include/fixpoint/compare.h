@@ -29,6 +29,9 @@ struct LayerError {
   double saturated_pct() const { return count ? 100.0 * static_cast<double>(saturated) / static_cast<double>(count) : 0.0; }
 };
 
+// 10 log10(signal / noise) in dB; 200 when the noise is 0 (exact), -200 when the signal is 0.
+double snr_db(double signal, double noise);
+
 class Comparer {
  public:
   // `program_dir` holds model.fxp; the float reference is the program's source model.

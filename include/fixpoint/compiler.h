@@ -2,6 +2,7 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,12 +14,18 @@
 
 namespace fixpoint {
 
+struct CalibrationCache;
+// An empty cache: the first compile given it fills it, later ones (same model, shapes, passes,
+// calibration samples and method) skip calibration and reuse its statistics.
+std::shared_ptr<CalibrationCache> make_calibration_cache();
+
 struct CompileOptions {
   int bits = 8;                        // 8, 16, or 32 (float reference, no calibration)
   std::string scale_mode = "float";    // "float" or "pow2"
   bool qat = false;                    // take Clip/Relu6 ranges as quantization ranges
   std::string calib_method = "percentile";  // best measured int8 OCR accuracy (docs/accuracy.md)
   std::vector<std::string> bits16;     // layers with 16-bit activations and weights
+  std::vector<std::string> bits8;      // in a 16-bit program (bits = 16): layers kept at 8 bits
   std::vector<std::string> params16;   // layers with 16-bit weights only
   ShapeBindings shapes;
   std::vector<std::string> deny;       // nodes forced to the CPU (same LIST syntax)
@@ -26,6 +33,7 @@ struct CompileOptions {
   std::vector<std::string> disabled_passes;  // compile-time rewrites to skip (by pass name)
   bool bias_correction = false;        // empirical per-channel bias correction (Conv/Gemm/MatMul)
   std::function<void(const std::string&)> progress;  // progress lines (may be empty)
+  std::shared_ptr<CalibrationCache> calibration_cache;  // optional, see make_calibration_cache
 };
 
 // Calibration samples, one map (input name -> tensor) at a time: statistics stream, memory does

@@ -13,18 +13,14 @@
 #include "fixpoint/runtime.h"
 
 namespace fixpoint {
-namespace {
-
-double db(double signal, double noise) {
+double snr_db(double signal, double noise) {
   if (noise <= 0) return 200.0;  // exact: reported as 200 dB
   if (signal <= 0) return -200.0;
   return 10.0 * std::log10(signal / noise);
 }
 
-}  // namespace
-
-double LayerError::snr_db() const { return db(signal, noise); }
-double LayerError::local_snr_db() const { return db(signal, local_noise); }
+double LayerError::snr_db() const { return fixpoint::snr_db(signal, noise); }
+double LayerError::local_snr_db() const { return fixpoint::snr_db(signal, local_noise); }
 double LayerError::cosine() const {
   double d = std::sqrt(signal * got_sq);
   return d > 0 ? dot / d : 1.0;

@@ -39,6 +39,22 @@ struct Stats {
   double absmax() const { return seen() ? std::max(std::abs(lo), std::abs(hi)) : 0.0; }
 };
 
+}  // namespace
+
+// Calibration statistics of one compile, reused by later compiles of the same model (shapes,
+// passes and samples) that differ only in widths: what `fixpoint analyze` needs for its
+// two compiles per layer.
+struct CalibrationCache {
+  bool filled = false;
+  std::string method;
+  std::map<std::string, Stats> stats;
+  std::map<std::string, AbsHistogram> hist;
+};
+
+std::shared_ptr<CalibrationCache> make_calibration_cache() { return std::make_shared<CalibrationCache>(); }
+
+namespace {
+
 DType code_type(int bits, bool non_negative) {
   if (bits == 16) return non_negative ? DType::UInt16 : DType::Int16;
   return non_negative ? DType::UInt8 : DType::Int8;
@@ -130,8 +146,16 @@ class Compiler {
 
     if (opts_.bits != 32) {
       if (opts_.qat) collect_qat_ranges();
-      if (calib) calibrate(*calib);
-      else FP_CHECK(opts_.qat, "--calib is required for --bits ", opts_.bits, " (or use --qat for a QAT model)");
+      auto& cache = opts_.calibration_cache;
+      if (calib && cache && cache->filled && cache->method == opts_.calib_method) {
+        stats_ = cache->stats;  // same model, passes and samples: the statistics are the same
+        hist_ = cache->hist;
+      } else if (calib) {
+        calibrate(*calib);
+        if (cache) *cache = {true, opts_.calib_method, stats_, hist_};
+      } else {
+        FP_CHECK(opts_.qat, "--calib is required for --bits ", opts_.bits, " (or use --qat for a QAT model)");
+      }
     }
     plan();
     if (opts_.bias_correction && calib && opts_.bits != 32) correct_biases(*calib);
@@ -279,7 +303,9 @@ class Compiler {
   }
 
   int layer_bits(const Node& n) const {
-    return layer_matches_any(opts_.bits16, n) ? 16 : opts_.bits;
+    if (layer_matches_any(opts_.bits16, n)) return 16;
+    if (opts_.bits == 16 && layer_matches_any(opts_.bits8, n)) return 8;
+    return opts_.bits;
   }
   bool params16(const Node& n) const {
     return layer_matches_any(opts_.params16, n) || layer_bits(n) == 16;

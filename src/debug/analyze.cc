@@ -1,0 +1,192 @@
+#include "fixpoint/analyze.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <sstream>
+#include <sys/wait.h>
+
+#include "fixpoint/compare.h"
+#include "fixpoint/error.h"
+#include "fixpoint/npy.h"
+#include "fixpoint/partition.h"
+#include "fixpoint/program_runner.h"
+
+namespace fixpoint {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Outputs = std::vector<std::map<std::string, Tensor>>;  // graph outputs per input set
+
+Outputs run_program(const Program& p, const std::vector<std::map<std::string, Tensor>>& inputs, int threads) {
+  ProgramRunner runner(p);
+  runner.set_threads(threads);
+  Outputs r;
+  for (const auto& in : inputs) r.push_back(runner.run(with_batch_dim(in, p.inputs)).values);
+  return r;
+}
+
+// SNR of every output element against the float reference, all outputs and inputs pooled.
+double pooled_snr(const Outputs& ref, const Outputs& got) {
+  double signal = 0, noise = 0;
+  for (size_t i = 0; i < ref.size(); ++i)
+    for (const auto& [name, r] : ref[i]) {
+      const Tensor& g = got[i].at(name);
+      for (int64_t k = 0; k < r.numel(); ++k) {
+        double a = r.get_f64(k), d = a - g.get_f64(k);
+        signal += a * a;
+        noise += d * d;
+      }
+    }
+  return snr_db(signal, noise);
+}
+
+void write_outputs(const Outputs& outs, const fs::path& dir) {
+  for (size_t i = 0; i < outs.size(); ++i) {
+    fs::create_directories(dir / std::to_string(i));
+    for (const auto& [name, t] : outs[i]) {
+      std::string file = name;
+      for (char& c : file)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+      save_npy((dir / std::to_string(i) / (file + ".npy")).string(), t);
+    }
+  }
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string r = "'";
+  for (char c : s) r += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return r + "'";
+}
+
+// Runs the metric executable on fixed/ and float/ folders; its last stdout line is the number.
+double run_metric(const std::string& exe, const fs::path& fixed_dir, const fs::path& float_dir) {
+  std::string cmd = shell_quote(exe) + " " + shell_quote(fixed_dir.string()) + " " + shell_quote(float_dir.string());
+  FILE* p = popen(cmd.c_str(), "r");
+  FP_CHECK(p, "--metric '", exe, "': cannot start it");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int status = pclose(p);
+  FP_CHECK(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "--metric '", exe, "' failed (exit status ",
+           WIFEXITED(status) ? WEXITSTATUS(status) : -1, ") on ", fixed_dir.string());
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ' || out.back() == '\r')) out.pop_back();
+  std::string last = out.substr(out.find_last_of('\n') == std::string::npos ? 0 : out.find_last_of('\n') + 1);
+  char* end = nullptr;
+  double v = std::strtod(last.c_str(), &end);
+  FP_CHECK(!last.empty() && end && *end == '\0' && std::isfinite(v), "--metric '", exe,
+           "': the last line of its output must be one number, got '", last, "'");
+  return v;
+}
+
+}  // namespace
+
+json analyze_sensitivity(const std::string& model_path, const CompileOptions& base, const CalibrationSource& calib,
+                         const std::vector<std::map<std::string, Tensor>>& inputs, const SensitivityOptions& so) {
+  FP_CHECK(!inputs.empty(), "analyze: needs at least one --input set to measure on");
+  FP_CHECK(calib.size() > 0, "analyze: needs --calib samples");
+  bool snr = so.metric == "snr";
+  FP_CHECK(snr || fs::is_regular_file(so.metric), "--metric '", so.metric,
+           "': neither 'snr' nor an executable file that prints a score");
+  auto progress = [&](const std::string& s) {
+    if (base.progress) base.progress(s);
+  };
+  CompileOptions o = base;
+  o.bits16.clear();
+  o.bits8.clear();
+  o.calibration_cache = make_calibration_cache();
+  bool calibrated = false;  // later compiles reuse the statistics silently
+  auto compile = [&](int bits, std::vector<std::string> b16, std::vector<std::string> b8) {
+    CompileOptions c = o;
+    c.bits = bits;
+    c.bits16 = std::move(b16);
+    c.bits8 = std::move(b8);
+    if (calibrated) c.progress = {};
+    calibrated = calibrated || bits != 32;
+    return compile_model(model_path, c, bits == 32 ? nullptr : &calib).program;
+  };
+  Program p8 = compile(8, {}, {});
+  Outputs ref = run_program(compile(32, {}, {}), inputs, so.threads);
+  fs::path work = so.work_dir.empty() ? fs::temp_directory_path() / "fixpoint_analyze" : fs::path(so.work_dir);
+  if (!snr) write_outputs(ref, work / "float");
+  int evals = 0;
+  auto score = [&](const Program& p) {
+    Outputs got = run_program(p, inputs, so.threads);
+    if (snr) return pooled_snr(ref, got);
+    fs::path dir = work / ("fixed_" + std::to_string(evals++));
+    write_outputs(got, dir);
+    double v = run_metric(so.metric, dir, work / "float");
+    fs::remove_all(dir);
+    return v;
+  };
+  json r;
+  r["metric"] = snr ? "snr_db" : so.metric;
+  if (!snr) r["float"] = run_metric(so.metric, work / "float", work / "float");
+  double all8 = score(p8);
+  double all16 = score(compile(16, {}, {}));
+  r["all_8bit"] = all8;
+  r["all_16bit"] = all16;
+  progress(cat("analyze: all 8-bit ", all8, ", all 16-bit ", all16, snr ? " dB" : ""));
+
+  // Candidates: the program's fixed-point layers (data movement follows its input's width).
+  std::vector<const QOp*> cands;
+  for (const auto& op : p8.ops)
+    if (op.kind != "float" && op.kind != "move" && !op.node.name.empty() &&
+        (so.layers.empty() || layer_matches_any(so.layers, op.node)))
+      cands.push_back(&op);
+  FP_CHECK(!cands.empty(), "analyze: no fixed-point layer", so.layers.empty() ? "" : " matches --layers");
+  json layers = json::array();
+  for (size_t i = 0; i < cands.size(); ++i) {
+    const Node& n = cands[i]->node;
+    double alone8 = score(compile(16, {}, {n.name}));
+    double alone16 = score(compile(8, {n.name}, {}));
+    layers.push_back({{"name", n.name}, {"op", n.op_type}, {"fused", cands[i]->fused},
+                      {"alone_8bit", alone8}, {"alone_16bit", alone16},
+                      {"cost_at_8bit", all16 - alone8}, {"gain_at_16bit", alone16 - all8}});
+    progress(cat("analyze: layer ", i + 1, "/", cands.size(), " ", n.name, ": alone at 8 bits ", alone8,
+                 ", alone at 16 bits ", alone16));
+  }
+  auto ranking = [&](const char* key) {
+    std::vector<size_t> idx(layers.size());
+    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](size_t a, size_t b) { return layers[a][key].get<double>() > layers[b][key].get<double>(); });
+    json names = json::array();
+    for (size_t i : idx) names.push_back(layers[i]["name"]);
+    return names;
+  };
+  r["layers"] = layers;
+  r["rank_by_cost_at_8bit"] = ranking("cost_at_8bit");
+  r["rank_by_gain_at_16bit"] = ranking("gain_at_16bit");
+  if (!snr) fs::remove_all(work);
+  return r;
+}
+
+std::string sensitivity_table(const json& a, size_t rows) {
+  std::ostringstream s;
+  bool db = a["metric"] == "snr_db";
+  std::string unit = db ? " dB" : "";
+  s << std::fixed << std::setprecision(db ? 1 : 4);
+  s << "metric: " << a["metric"].get<std::string>() << "   all 8-bit " << a["all_8bit"].get<double>() << unit
+    << "   all 16-bit " << a["all_16bit"].get<double>() << unit;
+  if (a.contains("float")) s << "   float " << a["float"].get<double>();
+  s << "\n\nlayers ranked by what 16 bits for that layer alone gains (the rest at 8 bits):\n";
+  s << std::left << std::setw(5) << "rank" << std::setw(40) << "layer" << std::setw(20) << "op" << std::right
+    << std::setw(14) << "gain at 16" << std::setw(14) << "cost at 8" << "\n";
+  std::map<std::string, json> by_name;
+  for (const auto& l : a["layers"]) by_name[l["name"]] = l;
+  size_t k = 0;
+  for (const auto& name : a["rank_by_gain_at_16bit"]) {
+    if (k++ >= rows) break;
+    const json& l = by_name[name.get<std::string>()];
+    s << std::left << std::setw(5) << k << std::setw(40) << l["name"].get<std::string>().substr(0, 39) << std::setw(20)
+      << l["op"].get<std::string>() << std::right << std::setw(14) << l["gain_at_16bit"].get<double>() << std::setw(14)
+      << l["cost_at_8bit"].get<double>() << "\n";
+  }
+  s << "\n(cost at 8 = all-16-bit metric minus the metric with this layer alone at 8 bits)\n";
+  return s.str();
+}
+
+}  // namespace fixpoint
