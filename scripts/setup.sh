@@ -6,7 +6,7 @@ PKGS=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   nlohmann-json3-dev libcli11-dev libstb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  graphviz
+  graphviz chromium
   python3-numpy python3-onnx python3-pil python3-pytest fonts-dejavu-core
   python3-torch python3-skimage
 )

@@ -1,6 +1,7 @@
 """fixpoint compare: per-layer float-vs-fixed errors on the real integer path, local vs
 accumulated, and a planted fault it must name."""
 import json
+import subprocess
 
 import numpy as np
 import onnx
@@ -66,6 +67,42 @@ def test_compare_names_the_planted_fault(tmp_path):
     run_cli("compare", tmp_path / "p16", "--input", f"x={tmp_path / 'a.npy'}", "-o", tmp_path / "c16", "-q")
     r16 = {l["name"]: l for l in json.loads((tmp_path / "c16" / "compare.json").read_text())["layers"]}
     assert r16["conv2"]["local_snr_db"] > by["conv2"]["local_snr_db"] + 15
+
+
+def test_html_report_renders_in_a_browser(tmp_path):
+    """The report opened by a real browser (Debian's Chromium, headless; scripts/setup.sh installs
+    it): the DOM has one table row per layer, scatter plots, histograms and the Graphviz graph,
+    and the screenshot shows them: scatter blue, histogram orange, the SNR colors of the graph
+    boxes and table cells (red for the faulty layers)."""
+    from PIL import Image
+    planted_fault_model(tmp_path / "m.onnx")
+    rng = np.random.default_rng(12)
+    np.save(tmp_path / "calib.npy", rng.uniform(0, 1, (6, 3, 16, 16)).astype(np.float32))
+    np.save(tmp_path / "a.npy", rng.uniform(0, 1, (1, 3, 16, 16)).astype(np.float32))
+    run_cli("compile", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "-o", tmp_path / "p", "-q")
+    run_cli("compare", tmp_path / "p", "--input", f"x={tmp_path / 'a.npy'}", "-o", tmp_path / "c", "-q",
+            "--report", tmp_path / "r.html")
+    browser = ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+               f"--user-data-dir={tmp_path / 'profile'}"]
+    url = (tmp_path / "r.html").as_uri()
+    dom = subprocess.run(browser + ["--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
+    body = dom.split("All layers")[1]
+    assert body.count("<tr") == 1 + 3  # header + conv1..conv3
+    assert dom.count("<svg") >= 3 * 2 + 1  # scatter + histogram per worst layer, and the graph
+    assert "conv2" in dom.split("Graph (accumulated SNR)")[1]
+    shot = tmp_path / "r.png"
+    subprocess.run(browser + ["--window-size=1280,2400", f"--screenshot={shot}", url], capture_output=True,
+                   timeout=120, check=True)
+    img = np.asarray(Image.open(shot).convert("RGB")).reshape(-1, 3).astype(int)
+    assert img.shape[0] == 1280 * 2400
+
+    def pixels(rgb, tol=12):
+        return int(np.sum(np.all(np.abs(img - np.array(rgb)) <= tol, axis=1)))
+
+    assert pixels((0x3b, 0x7d, 0xd8)) > 500  # scatter points
+    assert pixels((0xd8, 0x84, 0x3b)) > 500  # histogram bars
+    assert pixels((0xf8, 0xc9, 0xc4), tol=3) > 2000  # red: conv2 (and conv3) below 20 dB
+    assert pixels((255, 255, 255), tol=0) < 0.97 * img.shape[0]  # not a blank page
 
 
 def test_compare_errors_are_one_line(tmp_path, models):
