@@ -91,10 +91,21 @@ inline __int128 isqrt128(__int128 v) {
   return r;
 }
 
-// Floor division of integers (C++ '/' truncates toward zero).
-inline int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
+// Floor division of integers (C++ '/' truncates toward zero); int64_t or __int128.
+template <typename T>
+inline T floor_div(T a, T b) {
+  T q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// (32) R(a / b) = floor(a / b + 1/2) = floor((2a + b) / 2b) for b > 0: the one rounding rule
+// applied to an exact ratio of integers (b != 0; the sign is moved into a).
+inline __int128 round_div(__int128 a, __int128 b) {
+  if (b < 0) {
+    a = -a;
+    b = -b;
+  }
+  return floor_div<__int128>(2 * a + b, 2 * b);
 }
 
 }  // namespace fixpoint::fx

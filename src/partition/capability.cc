@@ -79,13 +79,12 @@ const std::map<std::string, Rule>& table() {
       }
       return yes();  // two activations: integer product of codes (docs/arithmetic.md §9)
     };
-    for (const char* op : {"Add", "Sub", "Mul"})
+    for (const char* op : {"Add", "Sub", "Mul", "Div"})
       r[op] = [](const Graph& g, const Node& n) {
         for (const auto& in : n.inputs)
           if (!float_activation(g, in) && !float_const(g, in)) return no_attr("an operand is an integer tensor");
         return yes();
       };
-    r["Div"] = [](const Graph&, const Node&) { return no_op("Div by a tensor (Div by a constant is rewritten to Mul)"); };
     r["Concat"] = [](const Graph& g, const Node& n) {
       for (const auto& in : n.inputs)
         if (!float_activation(g, in) && !float_const(g, in)) return no_attr("an operand is an integer tensor");
@@ -104,6 +103,11 @@ const std::map<std::string, Rule>& table() {
       return yes();
     };
     r["Pad"] = pad;
+    for (const char* op : {"ReduceMean", "ReduceSum"})
+      r[op] = [](const Graph& g, const Node& n) {
+        if (!consts_from(g, n, 1)) return no_attr("axes are not constants");
+        return yes();
+      };
     for (const auto& op : kMoveOps) r[op] = [](const Graph&, const Node&) { return yes(); };
     for (const auto& op : kLutOps)
       r[op] = [](const Graph& g, const Node& n) {

@@ -393,7 +393,8 @@ class Compiler {
     if (t == "MatMul" && prepare_matmul2(op)) return;
     if (t == "Softmax" && prepare_softmax(op)) return;
     if (t == "LayerNormalization" && prepare_layernorm(op)) return;
-    if ((t == "Add" || t == "Sub" || t == "Mul") && prepare_binary(op)) return;
+    if ((t == "Add" || t == "Sub" || t == "Mul" || t == "Div") && prepare_binary(op)) return;
+    if ((t == "ReduceMean" || t == "ReduceSum") && prepare_reduce(op)) return;
     if (t == "Concat" && prepare_concat(op)) return;
     if ((t == "AveragePool" || t == "GlobalAveragePool") && prepare_avgpool(op)) return;
     if (t == "GlobalMaxPool" && all_inputs_quantized(n, 1)) {
@@ -647,14 +648,15 @@ class Compiler {
     double lo, hi;
     std::string out = fuse_activation(op, &lo, &hi);
     if (std::isfinite(lo) && lo >= 0) nonneg_.insert(out);
-    if (n.op_type == "Mul" && nonneg_.count(n.inputs[0]) && nonneg_.count(n.inputs[1])) nonneg_.insert(out);
+    if ((n.op_type == "Mul" || n.op_type == "Div") && nonneg_.count(n.inputs[0]) && nonneg_.count(n.inputs[1]))
+      nonneg_.insert(out);
     if (n.op_type == "Add" && nonneg_.count(n.inputs[0]) && nonneg_.count(n.inputs[1])) nonneg_.insert(out);
     QParams qy = activation_qparams(out, op.bits);
     set_q(out, qy);
     bool wide = op.bits == 16 || qa.bits() == 16 || qb.bits() == 16;
-    if (n.op_type == "Mul") {
-      op.kind = "mul";
-      double M = qa.scale * qb.scale / qy.scale;
+    if (n.op_type == "Mul" || n.op_type == "Div") {
+      op.kind = n.op_type == "Mul" ? "mul" : "div";
+      double M = n.op_type == "Mul" ? qa.scale * qb.scale / qy.scale : qa.scale / (qb.scale * qy.scale);  // (18), (32)
       fx::Multiplier mu = fx::make_multiplier(M, pow2_ && is_pow2(M));
       op.ints["m"] = mu.m;
       op.ints["n"] = mu.n;
@@ -700,6 +702,19 @@ class Compiler {
     op.kind = "concat";
     op.consts["mult"] = mult;
     op.consts["shift"] = shift;
+    return true;
+  }
+
+  // ReduceSum / ReduceMean (31); the multiplier depends on the reduced count, known at run time.
+  bool prepare_reduce(QOp& op) {
+    if (!all_inputs_quantized(op.node, 1)) return false;
+    QParams qx = q_of(op.node.inputs[0]);
+    if (fx::range_of(qx.type).lo >= 0) nonneg_.insert(op.node.outputs[0]);
+    QParams qy = activation_qparams(op.node.outputs[0], op.bits);
+    set_q(op.node.outputs[0], qy);
+    op.kind = "reduce";
+    op.ints["mean"] = op.node.op_type == "ReduceMean";
+    set_clamp(op, qy, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity());
     return true;
   }
 

@@ -184,6 +184,33 @@ TEST_P(OpErrorBounds, AddSubMulConcatWithDifferentScales) {
   check_case(binary_case("Concat", {2, 3, 4, 5}, {2, 2, 4, 5}, 1.0f, 9.0f), bits, 4300 + bits);
 }
 
+TEST_P(OpErrorBounds, DivOfTwoActivations) {
+  int bits = GetParam();
+  // (32): the exact ratio rounded once; M's 31-bit multiplier adds |q_y| 2^-31 LSB.
+  OpCase d = binary_case("Div", {2, 3, 4, 5}, {1, 3, 1, 5}, 2.0f, 1.0f);
+  d.input_ranges["b"] = {0.25f, 4.0f};
+  check_case(d, bits, 4400 + bits, 1.0 / 16);
+  OpCase neg = binary_case("Div", {2, 3, 4, 5}, {2, 3, 4, 5}, 1.0f, 1.0f);
+  neg.input_ranges["b"] = {-3.0f, -0.5f};
+  check_case(neg, bits, 4500 + bits, 1.0 / 16);
+}
+
+TEST_P(OpErrorBounds, ReduceMeanAndSum) {
+  int bits = GetParam();
+  // (31): exact integer sum, one RQ: s_y (1/2 + 2^-31 |a| M).
+  check_case(unary_case("ReduceMean", -1, 3, {{"axes", test::ints_attr({2, 3})}}), bits, 5200 + bits, 1.0 / 16);
+  check_case(unary_case("ReduceMean", -2, 2, {{"axes", test::ints_attr({1})}, {"keepdims", test::int_attr(0)}}), bits,
+             5300 + bits, 1.0 / 16);
+  OpCase sum = unary_case("ReduceSum", -1, 1);  // opset 11: axes as an attribute
+  sum.graph.opsets[""] = 11;
+  sum.graph.nodes[0] = make_node("ReduceSum", {"x"}, {"y"}, "op", {{"axes", test::ints_attr({3})}}, 11);
+  check_case(sum, bits, 5400 + bits, 1.0 / 16);
+  OpCase sum13 = unary_case("ReduceSum", -1, 1);  // opset 13: axes as a constant input
+  sum13.graph.initializers["axes"] = Tensor::from_i64({1, 2}, {2});
+  sum13.graph.nodes[0] = make_node("ReduceSum", {"x", "axes"}, {"y"}, "op", {{"keepdims", test::int_attr(0)}});
+  check_case(sum13, bits, 5500 + bits, 1.0 / 16);
+}
+
 TEST_P(OpErrorBounds, AveragePools) {
   int bits = GetParam();
   check_case(unary_case("GlobalAveragePool", -1, 3), bits, 5000 + bits);

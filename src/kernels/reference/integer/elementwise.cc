@@ -1,5 +1,6 @@
 // Integer Add/Sub (16)-(17), Mul (18), Concat (§5.4), pools (§5.5-5.6), tables (20).
 #include "../common.h"
+#include "fixpoint/runtime.h"
 #include "integer_kernels.h"
 
 namespace fixpoint::qref {
@@ -38,6 +39,67 @@ void k_mul(QContext& c) {
     int64_t p = qa[off[0]] * qb[off[1]];
     yq[o] = wide ? fx::requantize_wide(p, mu, zy, r) : fx::requantize(p, mu, zy, r);
   });
+  store_codes(y, yq);
+}
+
+// Div of two activations (32): q_y = SAT(R((q_a - z_a) m / ((q_b - z_b) 2^n)) + z_y), an exact
+// ratio of integers rounded once; x / 0 saturates toward the sign of x (0 / 0 gives z_y).
+void k_div(QContext& c) {
+  const QOp& op = c.op;
+  const Tensor &a = *c.in[0], &b = *c.in[1];
+  Shape ys = ref::broadcast(a.shape(), b.shape(), op.node);
+  Tensor& y = c.output(0, ys);
+  std::vector<int64_t> qa = load_codes(a, c.in_q[0].zero_point), qb = load_codes(b, c.in_q[1].zero_point);
+  __int128 m = op.ints.at("m");
+  int n = static_cast<int>(op.ints.at("n"));
+  __int128 num_shift = n < 0 ? __int128{1} << -n : 1, den_shift = n > 0 ? __int128{1} << n : 1;
+  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  int64_t zy = c.out_q[0].zero_point;
+  std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
+  ref::for_each_broadcast<2>(ys, {a.shape(), b.shape()}, [&](int64_t o, const std::array<int64_t, 2>& off) {
+    __int128 num = qa[off[0]] * m * num_shift, den = qb[off[1]] * den_shift;
+    if (den == 0) {
+      yq[o] = num > 0 ? r.hi : num < 0 ? r.lo : fx::sat(zy, r);
+      return;
+    }
+    __int128 v = fx::round_div(num, den);  // |v| <= |num| < 2^113
+    yq[o] = v < r.lo - zy ? r.lo : (v > r.hi - zy ? r.hi : static_cast<int64_t>(v) + zy);
+  });
+  store_codes(y, yq);
+}
+
+// ReduceSum / ReduceMean (31): a = sum of (q - z) over the reduced axes, exact, then RQ with
+// M = s_x / (s_y * count) (Mean) or s_x / s_y (Sum). The reduction itself is the float reference
+// kernel's (same axes, keepdims, noop_with_empty_axes) run on the int64 centred codes: sums of
+// integers below 2^53 in magnitude, so exact.
+void k_reduce(QContext& c) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  Tensor centred(DType::Int64, x.shape());
+  std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
+  std::copy(q.begin(), q.end(), centred.data<int64_t>());
+  FP_CHECK(x.numel() < (int64_t{1} << 36), op.node.label(), ": too many elements for an exact integer sum");
+  Node sum = op.node;
+  sum.op_type = "ReduceSum";
+  sum.opset = 13;  // axes as an input; the attribute form is converted below
+  std::vector<const Tensor*> ins = {&centred};
+  Tensor axes;
+  if (op.node.has_attr("axes")) {
+    axes = Tensor::from_i64(op.node.attr_ints("axes"), {static_cast<int64_t>(op.node.attr_ints("axes").size())});
+    sum.attrs.erase("axes");
+    ins.push_back(&axes);
+  } else if (c.in.size() > 1 && c.in[1]) {
+    ins.push_back(c.in[1]);
+  }
+  Tensor s = run_node(sum, ins).at(0);
+  Tensor& y = c.output(0, s.shape());
+  int64_t count = s.numel() ? x.numel() / s.numel() : 0;
+  double M = c.in_q[0].scale / c.out_q[0].scale / (op.ints.at("mean") ? static_cast<double>(std::max<int64_t>(count, 1)) : 1.0);
+  fx::Multiplier mu = fx::make_multiplier(M, false);
+  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  int64_t zy = c.out_q[0].zero_point;
+  std::vector<int64_t> yq(static_cast<size_t>(s.numel()));
+  for (int64_t i = 0; i < s.numel(); ++i) yq[i] = fx::requantize_wide(s.data<int64_t>()[i], mu, zy, r);
   store_codes(y, yq);
 }
 
@@ -158,6 +220,8 @@ void k_lut(QContext& c) {
 void register_elementwise_kernels(std::map<std::string, QKernelFn>& r) {
   r["addsub"] = k_addsub;
   r["mul"] = k_mul;
+  r["div"] = k_div;
+  r["reduce"] = k_reduce;
   r["concat"] = k_concat;
   r["avgpool"] = k_avgpool;
   r["globalmaxpool"] = k_globalmaxpool;

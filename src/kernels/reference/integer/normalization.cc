@@ -39,7 +39,7 @@ void k_softmax(QContext& c) {
     for (int64_t j = 0; j < rw.len; ++j) S += E[std::min(mx - q[base + j * rw.inner], span - 1)];
     for (int64_t j = 0; j < rw.len; ++j) {
       int64_t e = E[std::min(mx - q[base + j * rw.inner], span - 1)];
-      yq[base + j * rw.inner] = fx::sat(fx::floor_div(2 * e * Q + S, 2 * S), r);
+      yq[base + j * rw.inner] = fx::sat(static_cast<int64_t>(fx::round_div(e * Q, S)), r);  // (25)
     }
   });
   store_codes(y, yq);
