@@ -1,6 +1,7 @@
 // fixpoint: the float reference pipeline used by `fixpoint run`: import, bind shapes from the
 // given inputs, simplify with the standard passes, execute.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 
@@ -14,6 +15,7 @@ struct PipelineOptions {
   std::string shapes_origin = "--shape";
   bool optimize = true;   // run the standard simplification passes
   bool verbose = false;   // log what each pass changed to stderr
+  std::function<void(Graph&)> before_passes;  // optional: sees the imported graph before any pass
 };
 
 // Import MODEL.onnx and run the standard passes.

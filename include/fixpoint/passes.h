@@ -1,6 +1,7 @@
 // fixpoint: graph passes. One pass per file pair in src/passes; each returns how many nodes it
 // changed and appends human-readable lines to a log.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +62,29 @@ std::unique_ptr<Pass> make_fold_conv_affine();
 // Reshape/Flatten/Squeeze/Unsqueeze chains ending in a constant Reshape collapse to one
 // Reshape; Transpose pairs compose; identity Transposes and no-op Reshapes disappear.
 std::unique_ptr<Pass> make_simplify_reshape_transpose();
+
+// The encodings an imported QDQ model fixes (fold_qdq.cc).
+struct QdqParams {
+  struct Activation {
+    double scale;
+    int64_t zero_point;
+    DType type;  // uint8, int8, uint16 or int16
+  };
+  struct Weight {
+    std::vector<double> scales;  // one, or one per slice along `axis`
+    int64_t axis;
+    DType type;
+  };
+  std::map<std::string, Activation> activations;  // float tensor -> encoding of its Q/DQ pair
+  std::map<std::string, Weight> weights;          // float weight (a DequantizeLinear output) -> scales
+};
+// The scales of DequantizeLinear on constant symmetric integer weights, by the DequantizeLinear
+// output (the float weight constant folding makes of it). Run on the imported graph.
+std::map<std::string, QdqParams::Weight> qdq_weights(const Graph& g);
+// Removes QuantizeLinear -> DequantizeLinear pairs with equal per-tensor scale and zero point
+// (readers of the DequantizeLinear output read the QuantizeLinear input, which the pair's
+// encoding is recorded for). Run after the standard passes, right before the compile-time ones.
+std::map<std::string, QdqParams::Activation> fold_qdq_pairs(Graph& g, PassLog& log);
 
 class PassManager {
  public:

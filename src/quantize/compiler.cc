@@ -15,6 +15,7 @@
 #include "fixpoint/program_runner.h"
 #include "fixpoint/runtime.h"
 #include "histogram.h"
+#include <optional>
 
 namespace fixpoint {
 namespace {
@@ -127,7 +128,14 @@ class Compiler {
       // Calibration shapes are not bound into the graph: the program keeps the model's dynamic
       // dims (any batch size runs). --shape binds them when the model needs static shapes.
     }
+    po.before_passes = [this](Graph& g) { qdq_.weights = qdq_weights(g); };
     g_ = load_model(path, po);
+    PassLog qlog;
+    qdq_.activations = fold_qdq_pairs(g_, qlog);
+    for (const auto& e : qlog.entries) {
+      rewrites_.push_back("fold_qdq: " + e.detail);
+      rewrite_entries_.push_back({{"pass", "fold_qdq"}, {"detail", e.detail}, {"nodes", e.nodes}});
+    }
     for (const auto& n : g_.nodes)
       if (n.op_type == "Softmax" || n.op_type == "Sigmoid" || n.op_type == "HardSigmoid" || n.op_type == "Tanh")
         bounded_.insert(n.outputs[0]);
@@ -153,7 +161,7 @@ class Compiler {
       } else if (calib) {
         calibrate(*calib);
         if (cache) *cache = {true, opts_.calib_method, stats_, hist_};
-      } else {
+      } else if (qdq_.activations.empty()) {
         FP_CHECK(opts_.qat, "--calib is required for --bits ", opts_.bits, " (or use --qat for a QAT model)");
       }
     }
@@ -170,6 +178,7 @@ class Compiler {
   std::map<std::string, Stats> stats_;
   std::map<std::string, AbsHistogram> hist_;  // second calibration pass (not minmax)
   std::map<std::string, std::pair<double, double>> qat_ranges_;
+  QdqParams qdq_;  // encodings an imported QDQ model fixes (§2.6)
   std::set<std::string> nonneg_;
   std::set<std::string> bounded_;
   std::map<std::string, std::string> original_weight_;  // conv/matmul op -> float weight initializer  // outputs of Softmax/Sigmoid/HardSigmoid/Tanh
@@ -315,6 +324,9 @@ class Compiler {
   QParams activation_qparams(const std::string& t, int bits) {
     QParams q;
     if (opts_.bits == 32) return q;
+    auto qd = qdq_.activations.find(t);
+    if (qd != qdq_.activations.end() && static_cast<int>(dtype_size(qd->second.type)) * 8 == bits)
+      return QParams{qd->second.type, qd->second.scale, qd->second.zero_point};  // §2.6: the model's own
     double lo, hi;
     auto r = qat_ranges_.find(t);
     if (r != qat_ranges_.end()) {
@@ -323,7 +335,8 @@ class Compiler {
     } else {
       auto s = stats_.find(t);
       FP_CHECK(s != stats_.end() && s->second.seen(), "tensor '", t,
-               "' has no range: no calibration sample reached it", opts_.qat ? " and no Clip bounds it" : "");
+               "' has no range: no calibration sample reached it", opts_.qat ? " and no Clip bounds it" : "",
+               qdq_.activations.empty() ? "" : " and no QuantizeLinear/DequantizeLinear pair sets it");
       lo = s->second.lo;
       hi = s->second.hi;
     }
@@ -426,7 +439,7 @@ class Compiler {
       if (it == g_.initializers.end()) return false;
       v = it->second.numel() ? it->second.get_f64(0) : 0.0;
     }
-    return v == 0.0;  // 0 pads with code z = 0
+    return v == 0.0 && q_of(n.inputs[0]).zero_point == 0;  // 0 is code 0 only when z = 0
   }
 
   void to_float(QOp& op, const std::string& why) {
@@ -504,6 +517,18 @@ class Compiler {
     op.ints["hi"] = qhi;
   }
 
+  // §2.6: the scale a QDQ model gave output channel c of n's weights, when its width is wt.
+  std::optional<double> qdq_weight_scale(const Node& n, int64_t c, int64_t N, DType wt) const {
+    auto it = qdq_.weights.find(n.inputs[1]);
+    if (it == qdq_.weights.end() || dtype_size(it->second.type) != dtype_size(wt)) return std::nullopt;
+    const auto& s = it->second.scales;
+    if (s.size() == 1) return s[0];
+    // Per channel: the axis holding the output channels (Conv: 0; MatMul [K, N]: 1; Gemm: by transB).
+    int64_t out_axis = n.op_type == "Conv" ? 0 : n.op_type == "Gemm" && n.attr_int("transB", 0) ? 0 : 1;
+    if (n.op_type == "ConvTranspose" || it->second.axis != out_axis || static_cast<int64_t>(s.size()) != N) return std::nullopt;
+    return s[static_cast<size_t>(c)];
+  }
+
   // Conv / Gemm / MatMul with constant weights: (9)-(15).
   bool prepare_matmul_like(QOp& op) {
     const Node& n = op.node;
@@ -571,7 +596,7 @@ class Compiler {
     for (int64_t c = 0; c < N; ++c) {
       double amax = 0;
       for (int64_t k = 0; k < K; ++k) amax = std::max(amax, std::abs(static_cast<double>(wn.data<float>()[c * K + k])));
-      double sw = weight_scale(amax, wt, pow2_);
+      double sw = qdq_weight_scale(n, c, N, wt).value_or(weight_scale(amax, wt, pow2_));
       wscale.data<double>()[c] = sw;
       for (int64_t k = 0; k < K; ++k)
         qw.data<int16_t>()[c * K + k] = static_cast<int16_t>(fx::quantize(wn.data<float>()[c * K + k], sw, 0, fx::range_of(wt)));
@@ -890,7 +915,10 @@ class Compiler {
     rep["bits"] = prog_.bits;
     rep["scale_mode"] = prog_.scale_mode;
     rep["rounding"] = prog_.rounding;
-    rep["calib_method"] = opts_.bits == 32 ? "none" : (opts_.qat && stats_.empty() ? "qat" : opts_.calib_method);
+    rep["calib_method"] = opts_.bits == 32 ? "none"
+                          : stats_.empty() ? (opts_.qat ? "qat" : qdq_.activations.empty() ? "none" : "qdq")
+                                           : opts_.calib_method;
+    rep["qdq_tensors"] = qdq_.activations.size();
     rep["rewrites"] = rewrite_entries_;
     json layers = json::array(), fallback = json::array();
     std::ostringstream txt;

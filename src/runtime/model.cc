@@ -12,6 +12,7 @@ Graph load_model(const std::string& path, const PipelineOptions& opts) {
   io.shapes = opts.shapes;
   io.shapes_origin = opts.shapes_origin;
   Graph g = import_onnx_file(path, io);
+  if (opts.before_passes) opts.before_passes(g);
   if (opts.optimize) {
     // Folding makes Reshape targets constant; re-inferred shapes then let more Shape nodes
     // fold. Alternate until nothing changes.
