@@ -2,8 +2,9 @@
 """Measures float vs fixed-point accuracy on every model the project uses and prints a markdown
 table (the numbers of docs/accuracy.md). Everything runs through the `fixpoint` CLI.
 
-usage: accuracy_report.py [--build DIR] [--work DIR] [--quick]
+usage: accuracy_report.py [--build DIR] [--work DIR] [--quick] [--extra="--asymmetric ..."]
   --quick: the bundled tiny_cnn only (the README's main job)
+  --extra: more `fixpoint compile` arguments for every fixed-point compile
 """
 import argparse
 import os
@@ -27,9 +28,10 @@ def snr_db(ref, got):
 
 
 class Runner:
-    def __init__(self, build, work):
+    def __init__(self, build, work, extra=()):
         self.cli = os.path.join(build, "fixpoint")
         self.work = work
+        self.extra = list(extra)
 
     def float_run(self, model, inp, x, tag):
         out = os.path.join(self.work, f"{tag}_float")
@@ -38,7 +40,7 @@ class Runner:
 
     def fixed_run(self, model, inp, x, calib, bits, tag, *extra):
         prog = os.path.join(self.work, f"{tag}_prog{bits}")
-        sh(self.cli, "compile", model, "-o", prog, "-q", "--bits", bits, "--calib", f"{inp}={calib}", *extra)
+        sh(self.cli, "compile", model, "-o", prog, "-q", "--bits", bits, "--calib", f"{inp}={calib}", *extra, *self.extra)
         out = os.path.join(self.work, f"{tag}_out{bits}")
         sh(self.cli, "run", prog, "--input", f"{inp}={x}", "-o", out, "-q")
         return {f[:-4]: np.load(os.path.join(out, f)) for f in os.listdir(out)}
@@ -49,9 +51,10 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--work", default="/tmp/fixpoint_accuracy")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--extra", default="")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    r = Runner(a.build, a.work)
+    r = Runner(a.build, a.work, a.extra.split())
     m = os.path.join(a.work, "models")
     if a.quick:
         os.makedirs(m, exist_ok=True)

@@ -16,7 +16,7 @@ struct CompileArgs {
   std::string model, out_dir, scale_mode = "float", calib_method = "percentile", config;
   int bits = 8;
   double auto_mixed = 0;  // 0: off
-  bool qat = false, quiet = false, bias_correction = false;
+  bool qat = false, quiet = false, bias_correction = false, asymmetric = false;
   std::vector<std::string> calib, shapes, bits16, bits8, params16, deny, allow, disabled_passes;
 };
 
@@ -119,6 +119,7 @@ void run_compile(CompileArgs a, const CLI::App& app) {
   o.calib_method = a.calib_method;
   o.qat = a.qat;
   o.bias_correction = a.bias_correction;
+  o.asymmetric = a.asymmetric;
   o.bits16 = split_list(a.bits16);
   o.bits8 = split_list(a.bits8);
   FP_CHECK(o.bits8.empty() || a.bits == 16, "--bits8 keeps layers at 8 bits in a 16-bit program: use it with --bits 16");
@@ -179,6 +180,7 @@ void add_compile_command(CLI::App& app) {
   c->add_option("--calib-method", a->calib_method, "Range estimation: percentile (default, 99.99th of |x|), minmax, mse, entropy");
   c->add_option("--scale-mode", a->scale_mode, "float (any scale, multiplier+shift) or pow2 (power-of-two scales)");
   c->add_flag("--bias-correction", a->bias_correction, "Correct each layer's bias by its mean calibration error");
+  c->add_flag("--asymmetric", a->asymmetric, "8-bit: uint8 with a zero point for lopsided signed ranges");
   c->add_flag("--qat", a->qat, "Use Clip/Relu6 ranges of a QAT model as quantization ranges");
   c->add_option("--bits16", a->bits16, "Layers at 16 bits: node names, output names, globs or op:TYPE (comma-separated)");
   c->add_option("--bits8", a->bits8, "With --bits 16: layers kept at 8 bits (same syntax)");

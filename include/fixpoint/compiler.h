@@ -31,6 +31,7 @@ struct CompileOptions {
   std::vector<std::string> deny;       // nodes forced to the CPU (same LIST syntax)
   std::vector<std::string> allow;      // when non-empty, only these may run on the accelerator
   std::vector<std::string> disabled_passes;  // compile-time rewrites to skip (by pass name)
+  bool asymmetric = false;             // 8-bit: uint8 + zero point for lopsided signed ranges (8a)
   bool bias_correction = false;        // empirical per-channel bias correction (Conv/Gemm/MatMul)
   std::function<void(const std::string&)> progress;  // progress lines (may be empty)
   std::shared_ptr<CalibrationCache> calibration_cache;  // optional, see make_calibration_cache

@@ -61,6 +61,12 @@ DType code_type(int bits, bool non_negative) {
   return non_negative ? DType::UInt8 : DType::Int8;
 }
 
+// The real values a code type and zero point can represent: [(q_min - z) s, (q_max - z) s].
+std::pair<double, double> real_range(const QParams& q) {
+  fx::Range r = fx::range_of(q.type);
+  return {static_cast<double>(r.lo - q.zero_point) * q.scale, static_cast<double>(r.hi - q.zero_point) * q.scale};
+}
+
 // docs/arithmetic.md (7), (8)
 double activation_scale(double hi, DType t, bool pow2) {
   fx::Range r = fx::range_of(t);
@@ -347,9 +353,21 @@ class Compiler {
     // 16-bit tensors have resolution to spare: clipping outliers only costs accuracy there.
     // Graph outputs and outputs of bounded functions keep their full range: clipping them only
     // distorts what the user reads (a probability clipped at 0.15 is no probability).
-    if (r == qat_ranges_.end() && h != hist_.end() && bits == 8 && !g_.is_graph_output(t) && !bounded_.count(t))
-      range = std::min(range, h->second.threshold(opts_.calib_method, fx::range_of(q.type).hi));
+    bool clip = r == qat_ranges_.end() && h != hist_.end() && bits == 8 && !g_.is_graph_output(t) && !bounded_.count(t);
+    if (clip) range = std::min(range, h->second.threshold(opts_.calib_method, fx::range_of(q.type).hi));
     q.scale = activation_scale(range, q.type, pow2_);
+    // (8a) A lopsided signed range ([-0.2, 6] after a HardSwish) wastes most negative codes:
+    // uint8 with a zero point, when that makes the step at least 1.25x finer.
+    if (opts_.asymmetric && bits == 8 && !nonneg && !pow2_ && r == qat_ranges_.end() && lo < 0 && hi > 0) {
+      double T = clip ? h->second.threshold(opts_.calib_method, 255) : std::numeric_limits<double>::infinity();
+      double lo_c = std::max(lo, -T), hi_c = std::min(hi, T);  // the |x| threshold clips either side
+      double s_asym = (hi_c - lo_c) / 255.0;
+      if (s_asym > 0 && s_asym * 1.25 < q.scale) {
+        q.type = DType::UInt8;
+        q.scale = s_asym;
+        q.zero_point = fx::sat(static_cast<int64_t>(fx::round_half_up(-lo_c / s_asym)), fx::range_of(DType::UInt8));
+      }
+    }
     return q;
   }
 
@@ -708,8 +726,10 @@ class Compiler {
     double range = 0;
     for (const auto& in : op.node.inputs) {
       QParams q = q_of(in);
-      nonneg = nonneg && fx::range_of(q.type).lo >= 0;
-      range = std::max(range, q.scale * static_cast<double>(fx::range_of(q.type).hi));
+      auto [lo, hi] = real_range(q);
+      nonneg = nonneg && lo >= 0;
+      // A symmetric code's extra negative step (-128) is not part of its calibrated range.
+      range = std::max({range, hi, q.zero_point == 0 ? 0.0 : -lo});
     }
     QParams qy;
     qy.type = code_type(op.bits, nonneg);
@@ -734,7 +754,7 @@ class Compiler {
   bool prepare_reduce(QOp& op) {
     if (!all_inputs_quantized(op.node, 1)) return false;
     QParams qx = q_of(op.node.inputs[0]);
-    if (fx::range_of(qx.type).lo >= 0) nonneg_.insert(op.node.outputs[0]);
+    if (real_range(qx).first >= 0) nonneg_.insert(op.node.outputs[0]);
     QParams qy = activation_qparams(op.node.outputs[0], op.bits);
     set_q(op.node.outputs[0], qy);
     op.kind = "reduce";
@@ -747,7 +767,7 @@ class Compiler {
     if (!all_inputs_quantized(op.node, 1)) return false;
     QParams qx = q_of(op.node.inputs[0]);
     QParams qy = activation_qparams(op.node.outputs[0], op.bits);
-    if (fx::range_of(qx.type).lo >= 0) {
+    if (real_range(qx).first >= 0) {
       nonneg_.insert(op.node.outputs[0]);
       qy = activation_qparams(op.node.outputs[0], op.bits);
     }

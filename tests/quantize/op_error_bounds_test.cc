@@ -35,11 +35,21 @@ struct OpCase {
   std::map<std::string, std::pair<float, float>> input_ranges;
 };
 
+// The mode a test runs in: width, and (8-bit) asymmetric activations (8a), where every signed
+// input range is made lopsided so that inputs and outputs get uint8 codes with zero points.
+struct Mode {
+  int bits;
+  bool asymmetric;
+};
+void PrintTo(const Mode& m, std::ostream* os) { *os << m.bits << "-bit" << (m.asymmetric ? " asymmetric" : ""); }
+Mode g_mode{8, false};
+
 Program compile_graph(const Graph& g, int bits, const std::vector<std::map<std::string, Tensor>>& calib) {
   std::string path = cat(std::filesystem::temp_directory_path().string(), "/fixpoint_op_test_", getpid(), ".onnx");
   save_onnx(g, path);
   CompileOptions o;
   o.bits = bits;
+  o.asymmetric = g_mode.asymmetric;
   MemorySource src(calib);
   CompileResult r = compile_model(path, o, &src);
   std::remove(path.c_str());
@@ -50,7 +60,7 @@ Tensor dequantized_input(const Tensor& x, const QParams& q) {
   Tensor d(DType::Float32, x.shape());
   fx::Range r = fx::range_of(q.type);
   for (int64_t i = 0; i < x.numel(); ++i)
-    d.data<float>()[i] = fx::dequantize(fx::quantize(x.get_f64(i), q.scale, 0, r), q.scale, 0);
+    d.data<float>()[i] = fx::dequantize(fx::quantize(x.get_f64(i), q.scale, q.zero_point, r), q.scale, q.zero_point);
   return d;
 }
 
@@ -92,6 +102,7 @@ void check_case(const OpCase& oc, int bits, uint32_t seed, double extra_lsb = 0.
     std::map<std::string, Tensor> m;
     for (const auto& [name, shape] : oc.input_shapes) {
       auto [lo, hi] = oc.input_ranges.at(name);
+      if (g_mode.asymmetric && lo < 0 && hi > 0) lo *= 0.08f;  // e.g. [-1, 3] -> [-0.08, 3]
       m[name] = test::random_tensor(shape, rng(), lo, hi);
     }
     return m;
@@ -100,6 +111,14 @@ void check_case(const OpCase& oc, int bits, uint32_t seed, double extra_lsb = 0.
   Program p = compile_graph(oc.graph, bits, calib);
   ASSERT_EQ(p.ops.size(), 1u);
   ASSERT_NE(p.ops[0].kind, "float") << p.ops[0].reason;
+  if (g_mode.asymmetric) {  // the mode is only worth its name if some input really has a zero point
+    bool lopsided = false, zp = false;
+    for (const auto& [name, range] : oc.input_ranges) {
+      lopsided = lopsided || (range.first < 0 && range.second > 0);
+      zp = zp || p.tensors.at(name).zero_point != 0;
+    }
+    EXPECT_EQ(zp, lopsided) << "asymmetric mode: no input got a zero point";
+  }
   auto inputs = make_inputs();
   // Keep test inputs inside the calibrated ranges: no saturation in the comparison.
   std::map<std::string, Tensor> deq;
@@ -118,7 +137,8 @@ void check_case(const OpCase& oc, int bits, uint32_t seed, double extra_lsb = 0.
   int64_t checked = 0;
   for (int64_t i = 0; i < got.numel(); ++i) {
     double wv = w.get_f64(i);
-    if (wv / qy.scale > r.hi - 0.5 || wv / qy.scale < r.lo + 0.5) continue;  // saturated
+    double code = wv / qy.scale + static_cast<double>(qy.zero_point);
+    if (code > r.hi - 0.5 || code < r.lo + 0.5) continue;  // saturated
     ASSERT_LE(std::abs(got.get_f64(i) - wv), bound) << "element " << i << " want " << wv << " scale " << qy.scale;
     ++checked;
   }
@@ -144,10 +164,13 @@ OpCase binary_case(const std::string& op, Shape a, Shape b, float ahi, float bhi
   return c;
 }
 
-class OpErrorBounds : public ::testing::TestWithParam<int> {};
+class OpErrorBounds : public ::testing::TestWithParam<Mode> {
+ protected:
+  void SetUp() override { g_mode = GetParam(); }
+};
 
 TEST_P(OpErrorBounds, LookupTableOpsRoundExactly) {
-  int bits = GetParam();
+  int bits = GetParam().bits;
   for (const auto& c : {unary_case("Sigmoid", -6, 6), unary_case("Tanh", -3, 3), unary_case("HardSwish", -4, 4),
                         unary_case("Exp", -3, 2), unary_case("Erf", -2, 2), unary_case("Softplus", -5, 5),
                         unary_case("LeakyRelu", -2, 2), unary_case("Sqrt", 0.01f, 9), unary_case("HardSigmoid", -4, 4)})
@@ -155,7 +178,7 @@ TEST_P(OpErrorBounds, LookupTableOpsRoundExactly) {
 }
 
 TEST_P(OpErrorBounds, ConvAndMatMul) {
-  int bits = GetParam();
+  int bits = GetParam().bits;
   OpCase conv{"Conv", {}, {{"x", {2, 4, 9, 9}}}, {{"x", {-1, 1}}}};
   conv.graph.opsets[""] = 13;
   conv.graph.inputs.push_back(test::input_info("x", {-1, 4, 9, 9}));
@@ -176,7 +199,7 @@ TEST_P(OpErrorBounds, ConvAndMatMul) {
 }
 
 TEST_P(OpErrorBounds, AddSubMulConcatWithDifferentScales) {
-  int bits = GetParam();
+  int bits = GetParam().bits;
   // Add/Sub bound: s_y * (1/2 + (|q_a| + |q_b|) 2^-(L+1)), L = 20 or 36: below 0.5 + 2^-4 LSB.
   check_case(binary_case("Add", {2, 3, 4, 5}, {1, 3, 1, 5}, 1.0f, 7.0f), bits, 4000 + bits, 1.0 / 16);
   check_case(binary_case("Sub", {2, 3, 4, 5}, {5}, 3.0f, 0.5f), bits, 4100 + bits, 1.0 / 16);
@@ -185,7 +208,7 @@ TEST_P(OpErrorBounds, AddSubMulConcatWithDifferentScales) {
 }
 
 TEST_P(OpErrorBounds, DivOfTwoActivations) {
-  int bits = GetParam();
+  int bits = GetParam().bits;
   // (32): the exact ratio rounded once; M's 31-bit multiplier adds |q_y| 2^-31 LSB.
   OpCase d = binary_case("Div", {2, 3, 4, 5}, {1, 3, 1, 5}, 2.0f, 1.0f);
   d.input_ranges["b"] = {0.25f, 4.0f};
@@ -196,7 +219,7 @@ TEST_P(OpErrorBounds, DivOfTwoActivations) {
 }
 
 TEST_P(OpErrorBounds, ReduceMeanAndSum) {
-  int bits = GetParam();
+  int bits = GetParam().bits;
   // (31): exact integer sum, one RQ: s_y (1/2 + 2^-31 |a| M).
   check_case(unary_case("ReduceMean", -1, 3, {{"axes", test::ints_attr({2, 3})}}), bits, 5200 + bits, 1.0 / 16);
   check_case(unary_case("ReduceMean", -2, 2, {{"axes", test::ints_attr({1})}, {"keepdims", test::int_attr(0)}}), bits,
@@ -212,7 +235,7 @@ TEST_P(OpErrorBounds, ReduceMeanAndSum) {
 }
 
 TEST_P(OpErrorBounds, AveragePools) {
-  int bits = GetParam();
+  int bits = GetParam().bits;
   check_case(unary_case("GlobalAveragePool", -1, 3), bits, 5000 + bits);
   check_case(unary_case("AveragePool", -1, 1,
                         {{"kernel_shape", test::ints_attr({3, 3})}, {"pads", test::ints_attr({1, 1, 1, 1})},
@@ -221,7 +244,7 @@ TEST_P(OpErrorBounds, AveragePools) {
 }
 
 TEST_P(OpErrorBounds, ConvTransposeAndMatMulOfTwoActivations) {
-  int bits = GetParam();
+  int bits = GetParam().bits;
   OpCase ct{"ConvTranspose", {}, {{"x", {2, 4, 5, 6}}}, {{"x", {-1, 1}}}};
   ct.graph.opsets[""] = 13;
   ct.graph.inputs.push_back(test::input_info("x", {-1, 4, 5, 6}));
@@ -243,7 +266,7 @@ TEST_P(OpErrorBounds, ConvTransposeAndMatMulOfTwoActivations) {
 }
 
 TEST_P(OpErrorBounds, SoftmaxAndLayerNorm) {
-  int bits = GetParam();
+  int bits = GetParam().bits;
   // Softmax (25): s_y (1/2 + Q (N + 1) 2^-31); N = 7, Q <= 65535: below 0.5 + 2^-12 LSB.
   check_case(unary_case("Softmax", -6, 6, {{"axis", test::int_attr(1)}}), bits, 7000 + bits, 1.0 / 4096);
   check_case(unary_case("Softmax", -3, 3), bits, 7010 + bits, 1.0 / 4096);
@@ -263,7 +286,7 @@ TEST_P(OpErrorBounds, SoftmaxAndLayerNorm) {
   check_case(unary_case("ReduceMin", -3, 3, {{"axes", test::ints_attr({-1})}, {"keepdims", test::int_attr(0)}}), bits, 7310 + bits);
 }
 
-INSTANTIATE_TEST_SUITE_P(Bits, OpErrorBounds, ::testing::Values(8, 16));
+INSTANTIATE_TEST_SUITE_P(Bits, OpErrorBounds, ::testing::Values(Mode{8, false}, Mode{16, false}, Mode{8, true}));
 
 }  // namespace
 }  // namespace fixpoint
