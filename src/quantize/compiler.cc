@@ -15,6 +15,7 @@
 #include "fixpoint/program_runner.h"
 #include "fixpoint/runtime.h"
 #include "histogram.h"
+#include <array>
 #include <optional>
 
 namespace fixpoint {
@@ -24,16 +25,28 @@ using json = nlohmann::json;
 
 const std::set<std::string> kNonNegativeOps = {"Relu", "Sigmoid", "HardSigmoid", "Softmax", "Abs", "Exp", "Sqrt"};
 
+// (7a) Grids network inputs often live on exactly: integers (raw pixels) and 8-bit data
+// normalized by 255 or 256. Coarsest first.
+constexpr std::array<double, 3> kInputGrids = {1.0, 1.0 / 255.0, 1.0 / 256.0};
+
 struct Stats {
   double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
-  void add(const Tensor& t) {
+  std::array<bool, kInputGrids.size()> on_grid{};  // every value seen is a multiple of grid g
+  bool grid_tracked = false;
+  void add(const Tensor& t, bool track_grid = false) {
     if (!dtype_is_float(t.dtype())) return;
+    if (track_grid && !grid_tracked) {
+      grid_tracked = true;
+      on_grid.fill(true);
+    }
     const float* p = t.dtype() == DType::Float32 ? t.data<float>() : nullptr;
     for (int64_t i = 0; i < t.numel(); ++i) {
       double v = p ? p[i] : t.get_f64(i);
       if (!std::isfinite(v)) continue;
       lo = std::min(lo, v);
       hi = std::max(hi, v);
+      for (size_t g = 0; track_grid && g < kInputGrids.size(); ++g)
+        on_grid[g] = on_grid[g] && std::abs(v / kInputGrids[g] - std::round(v / kInputGrids[g])) < 1e-3;
     }
   }
   bool seen() const { return lo <= hi; }
@@ -208,7 +221,7 @@ class Compiler {
     for (int pass = 0; pass < (hist ? 2 : 1); ++pass) {
       auto observe = [this, pass](const std::string& t, const Tensor& v) {
         if (pass == 0) {
-          stats_[t].add(v);
+          stats_[t].add(v, is_graph_input(t));
           return;
         }
         auto it = hist_.find(t);
@@ -348,6 +361,17 @@ class Compiler {
     }
     bool nonneg = nonneg_.count(t) || lo >= 0;
     q.type = code_type(bits, nonneg);
+    // (7a) A network input whose calibration values all lie on a grid that fits the codes is
+    // quantized losslessly on that grid (an 8-bit image / 255 keeps its exact pixel values).
+    auto st = stats_.find(t);
+    if (r == qat_ranges_.end() && !pow2_ && st != stats_.end() && st->second.grid_tracked) {
+      fx::Range cr = fx::range_of(q.type);
+      for (size_t g = 0; g < kInputGrids.size(); ++g)
+        if (st->second.on_grid[g] && lo / kInputGrids[g] >= cr.lo - 1e-6 && hi / kInputGrids[g] <= cr.hi + 1e-6) {
+          q.scale = kInputGrids[g];
+          return q;
+        }
+    }
     double range = std::max(std::abs(lo), std::abs(hi));
     auto h = hist_.find(t);
     // 16-bit tensors have resolution to spare: clipping outliers only costs accuracy there.
@@ -358,9 +382,10 @@ class Compiler {
     q.scale = activation_scale(range, q.type, pow2_);
     // (8a) A lopsided signed range ([-0.2, 6] after a HardSwish) wastes most negative codes:
     // uint8 with a zero point, when that makes the step at least 1.25x finer.
-    if (opts_.asymmetric && bits == 8 && !nonneg && !pow2_ && r == qat_ranges_.end() && lo < 0 && hi > 0) {
+    if (opts_.asymmetric && bits == 8 && !nonneg && !pow2_ && r == qat_ranges_.end() && lo < 0) {
       double T = clip ? h->second.threshold(opts_.calib_method, 255) : std::numeric_limits<double>::infinity();
-      double lo_c = std::max(lo, -T), hi_c = std::min(hi, T);  // the |x| threshold clips either side
+      // The |x| threshold clips either side; a non-positive tensor keeps 0 in range (z = 255).
+      double lo_c = std::max(lo, -T), hi_c = std::max(std::min(hi, T), 0.0);
       double s_asym = (hi_c - lo_c) / 255.0;
       if (s_asym > 0 && s_asym * 1.25 < q.scale) {
         q.type = DType::UInt8;
@@ -369,6 +394,12 @@ class Compiler {
       }
     }
     return q;
+  }
+
+  bool is_graph_input(const std::string& t) const {
+    for (const auto& in : g_.inputs)
+      if (in.name == t) return true;
+    return false;
   }
 
   bool is_float_activation(const std::string& t) const {

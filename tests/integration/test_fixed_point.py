@@ -1,4 +1,5 @@
 """The fixed-point compiler and runtime, end to end through the CLI."""
+import json
 import os
 import struct
 
@@ -74,6 +75,23 @@ def test_every_kernel_isa_gives_the_reference_bits(models, tmp_path, bits):
             for f, b in want.items():
                 assert (out / f).read_bytes() == b, f"{bits}-bit {f} with FIXPOINT_ISA={isa} --threads {threads}"
     assert "scalar" in ran
+
+
+def test_inputs_on_an_8_bit_grid_are_quantized_losslessly(models, tmp_path):
+    """docs/arithmetic.md (7a): calibration images that are 8-bit pixels / 255 give the input
+    scale 1/255 exactly (so the codes are the pixels); off-grid data gets the calibrated scale."""
+    rng = np.random.default_rng(3)
+    pixels = rng.integers(0, 200, (4, 3, 32, 32))
+    np.save(tmp_path / "grid.npy", (pixels / 255.0).astype(np.float32))
+    np.save(tmp_path / "off.npy", rng.uniform(0, 0.78, (4, 3, 32, 32)).astype(np.float32))
+    for calib, want_grid in [("grid", True), ("off", False)]:
+        prog = compile_(models, "tiny_cnn", tmp_path / calib, "--calib", f"image={tmp_path / calib}.npy")
+        rep = json.loads((tmp_path / calib / "compile_report.json").read_text())
+        s = rep["layers"][0]["inputs"][0]["scale"]
+        assert (s == 1 / 255) == want_grid, (calib, s)
+    # Codes R(x / s) at s = 1/255 are the pixels themselves (docs/arithmetic.md (5)).
+    x = (pixels / 255.0).astype(np.float32)
+    assert np.array_equal(np.floor(x.astype(np.float64) / (1 / 255) + 0.5), pixels)
 
 
 def test_32_bit_program_equals_float_reference(models, tmp_path):
