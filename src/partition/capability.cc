@@ -103,6 +103,10 @@ const std::map<std::string, Rule>& table() {
       return yes();
     };
     r["Pad"] = pad;
+    r["PRelu"] = [](const Graph& g, const Node& n) {
+      if (!consts_from(g, n, 1)) return no_attr("slope is not a constant");
+      return yes();
+    };
     for (const char* op : {"ReduceMean", "ReduceSum"})
       r[op] = [](const Graph& g, const Node& n) {
         if (!consts_from(g, n, 1)) return no_attr("axes are not constants");

@@ -457,6 +457,7 @@ class Compiler {
     if (t == "LayerNormalization" && prepare_layernorm(op)) return;
     if ((t == "Add" || t == "Sub" || t == "Mul" || t == "Div") && prepare_binary(op)) return;
     if ((t == "ReduceMean" || t == "ReduceSum") && prepare_reduce(op)) return;
+    if (t == "PRelu" && prepare_prelu(op)) return;
     if (t == "Concat" && prepare_concat(op)) return;
     if ((t == "AveragePool" || t == "GlobalAveragePool") && prepare_avgpool(op)) return;
     if (t == "GlobalMaxPool" && all_inputs_quantized(n, 1)) {
@@ -778,6 +779,36 @@ class Compiler {
     op.kind = "concat";
     op.consts["mult"] = mult;
     op.consts["shift"] = shift;
+    return true;
+  }
+
+  // PRelu with a constant slope (33): one multiplier for x >= 0, one per slope element below.
+  bool prepare_prelu(QOp& op) {
+    const Node& n = op.node;
+    if (!all_inputs_quantized(n, 1) || n.inputs.size() != 2 || !g_.initializers.count(n.inputs[1])) return false;
+    const Tensor& slope = g_.initializers.at(n.inputs[1]);
+    QParams qx = q_of(n.inputs[0]);
+    QParams qy = activation_qparams(n.outputs[0], op.bits);
+    set_q(n.outputs[0], qy);
+    // The slope's shape, right-aligned against x's rank (unidirectional broadcast).
+    Tensor mult(DType::Int64, slope.shape()), shift(DType::Int64, slope.shape()), sign(DType::Int64, slope.shape());
+    for (int64_t k = 0; k < slope.numel(); ++k) {
+      double M = slope.get_f64(k) * qx.scale / qy.scale;
+      fx::Multiplier mu = M == 0 ? fx::Multiplier{0, 0} : fx::make_multiplier(std::abs(M), false);
+      mult.data<int64_t>()[k] = mu.m;
+      shift.data<int64_t>()[k] = mu.n;
+      sign.data<int64_t>()[k] = M < 0 ? -1 : 1;
+    }
+    fx::Multiplier pos = fx::make_multiplier(qx.scale / qy.scale, pow2_ && is_pow2(qx.scale / qy.scale));
+    op.kind = "prelu";
+    op.ints["m"] = pos.m;
+    op.ints["n"] = pos.n;
+    op.ints["wide"] = op.bits == 16 || qx.bits() == 16;
+    op.consts["neg_mult"] = mult;
+    op.consts["neg_shift"] = shift;
+    op.consts["neg_sign"] = sign;
+    set_clamp(op, qy, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity());
+    op.node.inputs.resize(1);
     return true;
   }
 

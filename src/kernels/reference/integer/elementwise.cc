@@ -103,6 +103,31 @@ void k_reduce(QContext& c) {
   store_codes(y, yq);
 }
 
+// PRelu (33): q_y = RQ(q_x - z_x) with M = s_x / s_y where q_x >= z_x, else with
+// M_k = slope_k s_x / s_y for the slope element k that x's position broadcasts to (a negative
+// slope is its magnitude's multiplier applied to the negated value: R(a M) exactly).
+void k_prelu(QContext& c) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  const Tensor &mult = op.consts.at("neg_mult"), &shift = op.consts.at("neg_shift"), &sign = op.consts.at("neg_sign");
+  Tensor& y = c.output(0, x.shape());
+  std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
+  fx::Multiplier pos{op.ints.at("m"), static_cast<int>(op.ints.at("n"))};
+  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  int64_t zy = c.out_q[0].zero_point;
+  bool wide = op.ints.at("wide") != 0;
+  auto rq = [&](int64_t a, const fx::Multiplier& mu) {
+    return wide ? fx::requantize_wide(a, mu, zy, r) : fx::requantize(a, mu, zy, r);
+  };
+  std::vector<int64_t> yq(q.size());
+  ref::for_each_broadcast<2>(x.shape(), {x.shape(), mult.shape()}, [&](int64_t o, const std::array<int64_t, 2>& off) {
+    int64_t k = off[1];
+    fx::Multiplier neg{mult.data<int64_t>()[k], static_cast<int>(shift.data<int64_t>()[k])};
+    yq[o] = q[off[0]] >= 0 ? rq(q[off[0]], pos) : rq(sign.data<int64_t>()[k] * q[off[0]], neg);
+  });
+  store_codes(y, yq);
+}
+
 void k_concat(QContext& c) {
   const QOp& op = c.op;
   const Tensor& x0 = *c.in[0];
@@ -222,6 +247,7 @@ void register_elementwise_kernels(std::map<std::string, QKernelFn>& r) {
   r["mul"] = k_mul;
   r["div"] = k_div;
   r["reduce"] = k_reduce;
+  r["prelu"] = k_prelu;
   r["concat"] = k_concat;
   r["avgpool"] = k_avgpool;
   r["globalmaxpool"] = k_globalmaxpool;
