@@ -98,7 +98,10 @@ const std::map<std::string, Rule>& table() {
     };
     r["Resize"] = r["Upsample"] = [](const Graph& g, const Node& n) {
       std::string mode = n.attr_string("mode", "nearest");
-      if (mode != "nearest") return no_attr(cat("mode '", mode, "' (only nearest has an integer kernel)"));
+      if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "trilinear")
+        return no_attr(cat("mode '", mode, "' (nearest and linear have integer kernels)"));
+      if (mode != "nearest" && n.attr_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
+        return no_attr("linear tf_crop_and_resize (extrapolation) has no integer kernel");
       if (!consts_from(g, n, 1)) return no_attr("scales/sizes are not constants");
       return yes();
     };

@@ -458,6 +458,15 @@ class Compiler {
     if ((t == "Add" || t == "Sub" || t == "Mul" || t == "Div") && prepare_binary(op)) return;
     if ((t == "ReduceMean" || t == "ReduceSum") && prepare_reduce(op)) return;
     if (t == "PRelu" && prepare_prelu(op)) return;
+    if ((t == "Resize" || t == "Upsample") && is_linear_resize(n) && all_inputs_quantized(n, 1)) {
+      // (34): the output is re-calibrated (interpolation stays inside the input's range).
+      if (nonneg_.count(n.inputs[0])) nonneg_.insert(n.outputs[0]);
+      QParams qy = activation_qparams(n.outputs[0], op.bits);
+      set_q(n.outputs[0], qy);
+      op.kind = "resize_linear";
+      set_clamp(op, qy, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity());
+      return;
+    }
     if (t == "Concat" && prepare_concat(op)) return;
     if ((t == "AveragePool" || t == "GlobalAveragePool") && prepare_avgpool(op)) return;
     if (t == "GlobalMaxPool" && all_inputs_quantized(n, 1)) {
@@ -478,6 +487,12 @@ class Compiler {
     // The capability table said yes, but an operand has no quantization (a tensor calibration
     // never reached, or an operand a CPU node left in float).
     to_float(op, "unsupported attribute: an operand has no fixed-point encoding (not reached by calibration?)");
+  }
+
+  static bool is_linear_resize(const Node& n) {
+    std::string m = n.attr_string("mode", "nearest");
+    return (m == "linear" || m == "bilinear" || m == "trilinear") &&
+           n.attr_string("coordinate_transformation_mode", "half_pixel") != "tf_crop_and_resize";
   }
 
   bool pad_is_movable(const Node& n) const {

@@ -136,6 +136,21 @@ int64_t padded_window_cells(const Window& w3, const int64_t o3[3]);
 
 // ConvTranspose geometry (ONNX spec): out = stride*(in-1) + output_padding + (k-1)*dilation + 1
 // - pads, or pads derived from output_shape / auto_pad. Spatial dims padded to 3-D.
+// Resize/Upsample geometry, shared by the float and the integer kernel: per axis, per output
+// coordinate, the (input index, weight) taps of the mode and coordinate transformation.
+struct ResizeTap {
+  int64_t index;  // -1: outside (tf_crop_and_resize extrapolation)
+  double weight;
+};
+struct ResizePlan {
+  Shape out;
+  std::string mode, coord;  // "nearest" | "linear" | "cubic"; coordinate_transformation_mode
+  double extrapolation = 0.0;
+  std::vector<std::vector<std::vector<ResizeTap>>> taps;  // [axis][output coordinate] -> taps
+};
+// `inputs` as the node has them (roi/scales/sizes or Upsample's scales from index 1).
+ResizePlan resize_plan(const Node& n, const Shape& x, const std::vector<const Tensor*>& inputs);
+
 struct TransposeWindow {
   int64_t N = 0, C = 0, M = 0, cg = 0, mg = 0;  // batch, in/out channels, per group
   Shape out_shape;                               // [N, M, spatial...]

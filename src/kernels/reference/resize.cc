@@ -10,11 +10,6 @@
 namespace fixpoint::ref {
 namespace {
 
-struct Tap {
-  int64_t index;  // -1: outside (tf_crop_and_resize extrapolation)
-  double weight;
-};
-
 struct ResizeSpec {
   std::string mode = "nearest", coord = "half_pixel", nearest = "round_prefer_floor";
   double cubic_a = -0.75, extrapolation = 0.0;
@@ -41,9 +36,9 @@ std::vector<double> cubic_weights(double t, double a) {
   return {k(t + 1), k(t), k(1 - t), k(2 - t)};
 }
 
-std::vector<std::vector<Tap>> axis_taps(const ResizeSpec& s, const Node& n, int64_t in, int64_t out, double scale,
+std::vector<std::vector<ResizeTap>> axis_taps(const ResizeSpec& s, const Node& n, int64_t in, int64_t out, double scale,
                                         double roi_start, double roi_end) {
-  std::vector<std::vector<Tap>> taps(out);
+  std::vector<std::vector<ResizeTap>> taps(out);
   for (int64_t o = 0; o < out; ++o) {
     double x;
     const std::string& m = s.coord;
@@ -91,24 +86,22 @@ std::vector<std::vector<Tap>> axis_taps(const ResizeSpec& s, const Node& n, int6
   return taps;
 }
 
-void resize_impl(KernelContext& c, const ResizeSpec& spec, std::vector<double> scales, Shape sizes,
-                 std::vector<double> roi) {
-  const Tensor& x = c.in(0);
-  const Node& n = c.node;
-  int64_t r = x.rank();
+ResizePlan plan_impl(const Node& n, const Shape& xs, const ResizeSpec& spec, std::vector<double> scales, Shape sizes,
+                     std::vector<double> roi) {
+  int64_t r = static_cast<int64_t>(xs.size());
   if (!sizes.empty()) {
     FP_CHECK(static_cast<int64_t>(sizes.size()) == r, n.label(), ": sizes has ", sizes.size(), " values for rank ", r);
     scales.resize(r);
     for (int64_t d = 0; d < r; ++d) {
       FP_CHECK(sizes[d] >= 0 && sizes[d] <= (int64_t{1} << 24), n.label(), ": invalid output size ", sizes[d]);
-      scales[d] = x.dim(d) ? static_cast<double>(sizes[d]) / static_cast<double>(x.dim(d)) : 1.0;
+      scales[d] = xs[d] ? static_cast<double>(sizes[d]) / static_cast<double>(xs[d]) : 1.0;
     }
   } else {
     FP_CHECK(static_cast<int64_t>(scales.size()) == r, n.label(), ": scales has ", scales.size(), " values for rank ", r);
     sizes.resize(r);
     for (int64_t d = 0; d < r; ++d) {
       FP_CHECK(scales[d] > 0 && scales[d] < 1e6, n.label(), ": invalid scale ", scales[d]);
-      sizes[d] = static_cast<int64_t>(std::floor(x.dim(d) * scales[d]));
+      sizes[d] = static_cast<int64_t>(std::floor(xs[d] * scales[d]));
     }
   }
   if (roi.empty()) {
@@ -116,8 +109,22 @@ void resize_impl(KernelContext& c, const ResizeSpec& spec, std::vector<double> s
     roi.resize(2 * r, 1.0);
   }
   FP_CHECK(static_cast<int64_t>(roi.size()) == 2 * r, n.label(), ": roi has ", roi.size(), " values, expected ", 2 * r);
-  std::vector<std::vector<std::vector<Tap>>> taps(r);
-  for (int64_t d = 0; d < r; ++d) taps[d] = axis_taps(spec, n, x.dim(d), sizes[d], scales[d], roi[d], roi[d + r]);
+  ResizePlan p;
+  p.out = sizes;
+  p.mode = spec.mode;
+  p.coord = spec.coord;
+  p.extrapolation = spec.extrapolation;
+  p.taps.resize(r);
+  for (int64_t d = 0; d < r; ++d) p.taps[d] = axis_taps(spec, n, xs[d], sizes[d], scales[d], roi[d], roi[d + r]);
+  return p;
+}
+
+void resize_impl(KernelContext& c, const ResizePlan& plan) {
+  const Tensor& x = c.in(0);
+  const Node& n = c.node;
+  int64_t r = x.rank();
+  const Shape& sizes = plan.out;
+  const auto& taps = plan.taps;
   Tensor& y = c.output(0, x.dtype(), sizes);
   if (y.numel() == 0) return;
   std::vector<int64_t> xst = strides_of(x.shape());
@@ -137,7 +144,7 @@ void resize_impl(KernelContext& c, const ResizeSpec& spec, std::vector<double> s
         double w = 1.0;
         int64_t off = 0;
         for (int64_t d = 0; d < r; ++d) {
-          const Tap& t = taps[d][idx[d]][tap[d]];
+          const ResizeTap& t = taps[d][idx[d]][tap[d]];
           if (t.index < 0) outside = true;
           w *= t.weight;
           off += t.index * xst[d];
@@ -151,7 +158,7 @@ void resize_impl(KernelContext& c, const ResizeSpec& spec, std::vector<double> s
         }
         if (d < 0) break;
       }
-      if (outside) acc = spec.extrapolation;
+      if (outside) acc = plan.extrapolation;
       if constexpr (std::is_integral_v<A>) acc = std::round(acc);
       py[o] = Nm::store(static_cast<A>(acc));
       for (int64_t d = r - 1; d >= 0; --d) {
@@ -168,52 +175,54 @@ std::vector<double> to_doubles(const Tensor& t) {
   return v;
 }
 
-void k_resize(KernelContext& c) {
-  const Node& n = c.node;
+ResizePlan make_plan(const Node& n, const Shape& xs, const Tensor* in1, const Tensor* in2, const Tensor* in3) {
   ResizeSpec s;
   s.mode = n.attr_string("mode", "nearest");
   if (s.mode == "bilinear" || s.mode == "trilinear") s.mode = "linear";
-  FP_CHECK(n.attr_int("antialias", 0) == 0, n.label(), ": antialias is not supported");
-  FP_CHECK(!n.has_attr("axes"), n.label(), ": the 'axes' attribute (opset 18) is not supported");
   std::vector<double> scales, roi;
   Shape sizes;
+  if (n.op_type == "Upsample") {
+    s.coord = "asymmetric";
+    s.legacy_nearest = true;
+    if (n.opset >= 9) scales = to_doubles(*in1);
+    else
+      for (float f : n.attr_floats("scales")) scales.push_back(f);
+    return plan_impl(n, xs, s, scales, {}, {});
+  }
+  FP_CHECK(n.attr_int("antialias", 0) == 0, n.label(), ": antialias is not supported");
+  FP_CHECK(!n.has_attr("axes"), n.label(), ": the 'axes' attribute (opset 18) is not supported");
   if (n.opset < 11) {
     s.coord = "asymmetric";
     s.legacy_nearest = true;
-    scales = to_doubles(c.in(1));
+    scales = to_doubles(*in1);
   } else {
     s.coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
     s.nearest = n.attr_string("nearest_mode", "round_prefer_floor");
     s.cubic_a = n.attr_float("cubic_coeff_a", -0.75f);
     s.exclude_outside = n.attr_int("exclude_outside", 0) != 0;
     s.extrapolation = n.attr_float("extrapolation_value", 0.0f);
-    if (const Tensor* t = c.input(1); t && t->numel()) roi = to_doubles(*t);
-    if (const Tensor* t = c.input(2); t && t->numel()) scales = to_doubles(*t);
-    if (const Tensor* t = c.input(3); t && t->numel()) sizes = t->to_i64_vector();
+    if (in1 && in1->numel()) roi = to_doubles(*in1);
+    if (in2 && in2->numel()) scales = to_doubles(*in2);
+    if (in3 && in3->numel()) sizes = in3->to_i64_vector();
     FP_CHECK(scales.empty() != sizes.empty(), n.label(), ": exactly one of scales and sizes must be given");
   }
-  resize_impl(c, s, scales, sizes, roi);
+  return plan_impl(n, xs, s, scales, sizes, roi);
 }
 
-void k_upsample(KernelContext& c) {
-  const Node& n = c.node;
-  ResizeSpec s;
-  s.mode = n.attr_string("mode", "nearest");
-  if (s.mode == "bilinear") s.mode = "linear";
-  s.coord = "asymmetric";
-  s.legacy_nearest = true;
-  std::vector<double> scales;
-  if (n.opset >= 9) scales = to_doubles(c.in(1));
-  else
-    for (float f : n.attr_floats("scales")) scales.push_back(f);
-  resize_impl(c, s, scales, {}, {});
+void k_resize(KernelContext& c) {
+  resize_impl(c, make_plan(c.node, c.in(0).shape(), c.input(1), c.input(2), c.input(3)));
 }
 
 }  // namespace
 
+ResizePlan resize_plan(const Node& n, const Shape& x, const std::vector<const Tensor*>& inputs) {
+  auto in = [&](size_t i) { return i < inputs.size() ? inputs[i] : nullptr; };
+  return make_plan(n, x, in(1), in(2), in(3));
+}
+
 void register_resize(KernelRegistry& r) {
   r.add("Resize", k_resize);
-  r.add("Upsample", k_upsample);
+  r.add("Upsample", k_resize);
 }
 
 }  // namespace fixpoint::ref
