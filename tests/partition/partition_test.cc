@@ -85,12 +85,17 @@ TEST(Capability, ReasonsNameTheAttribute) {
   Graph g;
   g.inputs.push_back(test::input_info("x", {1, 2, 4, 4}));
   g.initializers["scales"] = Tensor::from_f32({1, 1, 2, 2}, {4});
-  g.nodes.push_back(make_node("Resize", {"x", "", "scales"}, {"y"}, "resize", {{"mode", test::string_attr("linear")}}));
+  g.nodes.push_back(make_node("Resize", {"x", "", "scales"}, {"y"}, "resize", {{"mode", test::string_attr("cubic")}}));
   Capability c = accelerator_supports(g, g.nodes[0]);
   EXPECT_FALSE(c.supported);
-  EXPECT_EQ(c.reason, "unsupported attribute: mode 'linear' (only nearest has an integer kernel)");
-  g.nodes[0].attrs["mode"] = test::string_attr("nearest");
-  EXPECT_TRUE(accelerator_supports(g, g.nodes[0]).supported);
+  EXPECT_EQ(c.reason, "unsupported attribute: mode 'cubic' (nearest and linear have integer kernels)");
+  for (const char* mode : {"nearest", "linear"}) {
+    g.nodes[0].attrs["mode"] = test::string_attr(mode);
+    EXPECT_TRUE(accelerator_supports(g, g.nodes[0]).supported) << mode;
+  }
+  g.nodes[0].attrs["coordinate_transformation_mode"] = test::string_attr("tf_crop_and_resize");
+  EXPECT_EQ(accelerator_supports(g, g.nodes[0]).reason,
+            "unsupported attribute: linear tf_crop_and_resize (extrapolation) has no integer kernel");
   Node custom = make_node("Foo", {"x"}, {"z"}, "foo");
   custom.domain = "com.example";
   EXPECT_EQ(accelerator_supports(g, custom).reason, "unsupported op: custom domain 'com.example'");
