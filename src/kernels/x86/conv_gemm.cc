@@ -3,6 +3,7 @@
 #include "conv_gemm.h"
 
 #include "../reference/common.h"
+#include "elementwise_fast.h"
 #include "fixpoint/parallel.h"
 
 namespace fixpoint::xk {
@@ -200,12 +201,20 @@ void with_selected_gemm(qref::QContext& c) {
   qref::find_integer_kernel(c.op.kind)(c);
 }
 
+template <bool (*Fast)(qref::QContext&)>
+void or_reference(qref::QContext& c) {
+  if (!Fast(c)) qref::find_integer_kernel(c.op.kind)(c);
+}
+
 }  // namespace
 
 qref::QKernelFn find_runtime_kernel(const std::string& kind) {
   if (selected_isa() != "reference") {
     if (kind == "conv") return with_selected_gemm<conv_s8_gemm>;
     if (kind == "matmul") return with_selected_gemm<matmul_s8_gemm>;
+    if (kind == "addsub") return or_reference<addsub_fast>;
+    if (kind == "mul") return or_reference<mul_fast>;
+    if (kind == "lut") return or_reference<lut_fast>;
   }
   return qref::find_integer_kernel(kind);
 }

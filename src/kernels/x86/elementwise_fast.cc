@@ -1,0 +1,115 @@
+// Optimized run steps of 8-bit Add/Sub (17), Mul (18) and tables (20): typed loops over the
+// common broadcast patterns instead of the reference's int64 copies and general index walk.
+// Bit-identical to the reference kernels (tests/kernels/x86/elementwise_fast_test.cc); anything
+// outside the handled cases runs the reference kernel.
+#include "elementwise_fast.h"
+
+#include "../reference/common.h"
+
+namespace fixpoint::xk {
+namespace {
+
+bool is8(DType t) { return t == DType::Int8 || t == DType::UInt8; }
+
+// Operand b (right-aligned against the output) is 1 everywhere except one contiguous run of
+// dims equal to the output's: then b's element for output o is (o / inner) % span. Covers equal
+// shapes (inner 1, span = all), scalars (span 1), per-channel ([C, 1, 1]) and trailing blocks.
+bool block_broadcast(const Shape& out, const Shape& b, int64_t* inner, int64_t* span) {
+  if (b.size() > out.size()) return false;
+  size_t off = out.size() - b.size();
+  int64_t first = -1, last = -1;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b[i] == 1 && out[off + i] != 1) continue;
+    if (b[i] != out[off + i]) return false;
+    if (b[i] == 1) continue;  // 1 against 1: fits either way
+    if (first < 0) first = static_cast<int64_t>(off + i);
+    else if (last != static_cast<int64_t>(off + i) - 1) return false;  // a gap: two runs
+    last = static_cast<int64_t>(off + i);
+  }
+  *inner = 1;
+  *span = 1;
+  if (first < 0) {
+    *inner = shape_numel(out);
+    return true;
+  }
+  for (size_t d = static_cast<size_t>(last) + 1; d < out.size(); ++d) *inner *= out[d];
+  for (int64_t d = first; d <= last; ++d) *span *= out[d];
+  return true;
+}
+
+// The binary kernels' shared frame: a must have the output's shape, b a block broadcast; calls
+// f(q_a - z_a, q_b - z_b) for each output and stores its code.
+template <typename F>
+bool binary8(qref::QContext& c, F&& f) {
+  const Tensor &a = *c.in[0], &b = *c.in[1];
+  if (!is8(a.dtype()) || !is8(b.dtype()) || !is8(c.out_q[0].type)) return false;
+  Shape ys = ref::broadcast(a.shape(), b.shape(), c.op.node);
+  int64_t inner, span;
+  if (ys != a.shape() || !block_broadcast(ys, b.shape(), &inner, &span)) return false;
+  Tensor& y = c.output(0, ys);
+  int64_t za = c.in_q[0].zero_point, zb = c.in_q[1].zero_point, n = y.numel();
+  qref::visit_int(a.dtype(), [&](auto ta) {
+    qref::visit_int(b.dtype(), [&](auto tb) {
+      qref::visit_int(y.dtype(), [&](auto ty) {
+        using A = decltype(ta);
+        using B = decltype(tb);
+        using Y = decltype(ty);
+        const A* pa = a.data<A>();
+        const B* pb = b.data<B>();
+        Y* py = y.data<Y>();
+        for (int64_t o0 = 0; o0 < n; o0 += inner) {
+          int64_t bv = static_cast<int64_t>(pb[(o0 / inner) % span]) - zb;
+          if (inner == 1) {  // b varies with every element
+            for (int64_t o = o0; o < n; ++o) py[o] = static_cast<Y>(f(static_cast<int64_t>(pa[o]) - za, static_cast<int64_t>(pb[o % span]) - zb));
+            break;
+          }
+          for (int64_t o = o0; o < o0 + inner; ++o) py[o] = static_cast<Y>(f(static_cast<int64_t>(pa[o]) - za, bv));
+        }
+      });
+    });
+  });
+  return true;
+}
+
+}  // namespace
+
+bool addsub_fast(qref::QContext& c) {
+  const QOp& op = c.op;
+  int64_t A = op.ints.at("A"), B = op.ints.at("B") * op.ints.at("sign");
+  int L = static_cast<int>(op.ints.at("L"));
+  // |q| <= 255 and |A|, |B| < 2^40: the sum stays far inside int64, where RSH (4) is the
+  // reference's 128-bit RSH.
+  if (std::abs(A) >= (int64_t{1} << 40) || std::abs(B) >= (int64_t{1} << 40) || L < 1 || L > 62) return false;
+  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  int64_t zy = c.out_q[0].zero_point;
+  return binary8(c, [&](int64_t a, int64_t b) { return fx::sat(fx::rsh(a * A + b * B, L) + zy, r); });
+}
+
+bool mul_fast(qref::QContext& c) {
+  const QOp& op = c.op;
+  if (op.ints.at("wide")) return false;
+  fx::Multiplier mu{op.ints.at("m"), static_cast<int>(op.ints.at("n"))};
+  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  int64_t zy = c.out_q[0].zero_point;
+  return binary8(c, [&](int64_t a, int64_t b) { return fx::requantize(a * b, mu, zy, r); });
+}
+
+bool lut_fast(qref::QContext& c) {
+  const Tensor& x = *c.in[0];
+  if (!is8(x.dtype())) return false;
+  Tensor& y = c.output(0, x.shape());
+  const int32_t* tab = c.op.consts.at("table").data<int32_t>();
+  int64_t lo = c.op.ints.at("in_lo");
+  qref::visit_int(x.dtype(), [&](auto tx) {
+    qref::visit_int(y.dtype(), [&](auto ty) {
+      using X = decltype(tx);
+      using Y = decltype(ty);
+      const X* px = x.data<X>();
+      Y* py = y.data<Y>();
+      for (int64_t i = 0; i < x.numel(); ++i) py[i] = static_cast<Y>(tab[static_cast<int64_t>(px[i]) - lo]);
+    });
+  });
+  return true;
+}
+
+}  // namespace fixpoint::xk

@@ -1,0 +1,12 @@
+// Optimized 8-bit Add/Sub, Mul and table lookups (see elementwise_fast.cc). Each returns false,
+// leaving the context untouched, when the op is outside the cases it handles.
+#pragma once
+#include "../reference/integer/integer_kernels.h"
+
+namespace fixpoint::xk {
+
+bool addsub_fast(qref::QContext& c);
+bool mul_fast(qref::QContext& c);
+bool lut_fast(qref::QContext& c);
+
+}  // namespace fixpoint::xk
