@@ -163,6 +163,70 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   });
 }
 
+void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  const Tensor& w = op.consts.at("weight");  // W[m][(ci - g cg) ks + k] (22)
+  Shape ws = {x.dim(1), op.ints.at("mg")};
+  for (int64_t v : op.consts.at("kernel_shape").to_i64_vector()) ws.push_back(v);
+  ref::TransposeWindow t = ref::conv_transpose_window(op.node, x.shape(), ws);
+  Tensor& y = c.output(0, t.out_shape);
+  qref::ChannelRequant rq(c);
+  const Shape &in = t.in, &out = t.out, &k = t.k, &s = t.s, &d = t.d, &pb = t.pb;
+  int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2], ks = k[0] * k[1] * k[2];
+  int64_t groups = t.M / t.mg, Kp = round_up(t.cg, kern.k_align), rows = t.mg * ks;
+  // GEMM operands: A[(mi, kk)][ci] = W[g mg + mi][ci ks + kk] per group; B[p][ci] = x[ci][p].
+  std::vector<int16_t> a(static_cast<size_t>(groups * rows * Kp), 0);
+  const int16_t* pw = w.data<int16_t>();
+  for (int64_t m = 0; m < t.M; ++m)
+    for (int64_t ci = 0; ci < t.cg; ++ci)
+      for (int64_t kk = 0; kk < ks; ++kk) a[((m / t.mg) * rows + (m % t.mg) * ks + kk) * Kp + ci] = pw[m * t.cg * ks + ci * ks + kk];
+  std::vector<int16_t> xq = centered_codes(x, c.in_q[0].zero_point);
+  std::vector<int32_t> cols(static_cast<size_t>(t.N * groups * rows * in_plane));
+  int64_t chunks = (in_plane + kPatchChunk - 1) / kPatchChunk;
+  parallel_for(t.N * groups * chunks, c.threads, [&](int64_t task) {
+    int64_t b = task / (groups * chunks), g = task / chunks % groups, p0 = task % chunks * kPatchChunk;
+    int64_t np = std::min(kPatchChunk, in_plane - p0);
+    std::vector<int16_t> bt(static_cast<size_t>(np * Kp), 0);
+    for (int64_t ci = 0; ci < t.cg; ++ci) {
+      const int16_t* xp = xq.data() + (b * t.C + g * t.cg + ci) * in_plane + p0;
+      for (int64_t pi = 0; pi < np; ++pi) bt[pi * Kp + ci] = xp[pi];
+    }
+    int32_t* cp = cols.data() + (b * groups + g) * rows * in_plane + p0;
+    kern.run({rows, np, Kp, a.data() + g * rows * Kp, bt.data(), cp, in_plane, 1});
+  });
+  // col2im: each (batch row, output channel) plane gathers its taps in int64 (exact, §4).
+  qref::visit_int(y.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* yp = y.data<T>();
+    parallel_for(t.N * t.M, c.threads, [&](int64_t bm) {
+      int64_t b = bm / t.M, m = bm % t.M, g = m / t.mg, mi = m % t.mg;
+      std::vector<int64_t> acc(static_cast<size_t>(out_plane), rq.bias[m]);
+      const int32_t* cm = cols.data() + ((b * groups + g) * rows + mi * ks) * in_plane;
+      for (int64_t kk = 0; kk < ks; ++kk) {
+        int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2];
+        const int32_t* ck = cm + kk * in_plane;
+        for (int64_t id = 0; id < in[0]; ++id) {
+          int64_t od = id * s[0] - pb[0] + kd * d[0];
+          if (od < 0 || od >= out[0]) continue;
+          for (int64_t ih = 0; ih < in[1]; ++ih) {
+            int64_t oh = ih * s[1] - pb[1] + kh * d[1];
+            if (oh < 0 || oh >= out[1]) continue;
+            int64_t* arow = acc.data() + (od * out[1] + oh) * out[2];
+            const int32_t* crow = ck + (id * in[1] + ih) * in[2];
+            for (int64_t iw = 0; iw < in[2]; ++iw) {
+              int64_t ow = iw * s[2] - pb[2] + kw * d[2];
+              if (ow >= 0 && ow < out[2]) arow[ow] += crow[iw];
+            }
+          }
+        }
+      }
+      T* row = yp + bm * out_plane;
+      for (int64_t q = 0; q < out_plane; ++q) row[q] = static_cast<T>(rq(acc[q], m));
+    });
+  });
+}
+
 void matmul_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
@@ -212,6 +276,7 @@ qref::QKernelFn find_runtime_kernel(const std::string& kind) {
   if (selected_isa() != "reference") {
     if (kind == "conv") return with_selected_gemm<conv_s8_gemm>;
     if (kind == "matmul") return with_selected_gemm<matmul_s8_gemm>;
+    if (kind == "conv_transpose") return with_selected_gemm<conv_transpose_s8_gemm>;
     if (kind == "addsub") return or_reference<addsub_fast>;
     if (kind == "mul") return or_reference<mul_fast>;
     if (kind == "lut") return or_reference<lut_fast>;

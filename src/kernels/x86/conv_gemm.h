@@ -14,6 +14,8 @@ bool gemm_path_applies(const qref::QContext& c);
 // Require gemm_path_applies(c).
 void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& k);
 void matmul_s8_gemm(qref::QContext& c, const GemmS16Kernel& k);
+// ConvTranspose (22): a GEMM per group (weights x transposed input) and an exact col2im.
+void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& k);
 
 // The kernel the runtime runs for a program op kind: the optimized one of selected_isa() where
 // there is one and it applies (else the reference), or the reference one for "reference".

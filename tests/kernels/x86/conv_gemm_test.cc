@@ -40,6 +40,29 @@ Case random_conv(uint32_t seed) {
   return test::make_conv_case(spec, cat("conv_seed_", seed), rng, wmax);
 }
 
+Case random_conv_transpose(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  int64_t rank = pick(1, 2);
+  test::ConvSpec spec;
+  spec.group = pick(0, 2) == 0 ? 2 : 1;
+  spec.x = {pick(1, 2), pick(1, 6) * spec.group};
+  spec.M = pick(1, 5) * spec.group;
+  spec.pads.resize(2 * rank);
+  std::vector<int64_t> opad;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t k = pick(1, 4);
+    spec.kernel.push_back(k);
+    spec.strides.push_back(pick(1, 3));
+    spec.dilations.push_back(pick(1, 2));
+    spec.pads[i] = pick(0, k / 2);
+    spec.pads[i + rank] = pick(0, k / 2);
+    opad.push_back(pick(0, spec.strides.back() - 1));  // must stay below the stride
+    spec.x.push_back(pick(1, 9));
+  }
+  return test::make_conv_transpose_case(spec, cat("deconv_seed_", seed), rng, opad);
+}
+
 Case random_matmul(uint32_t seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
@@ -58,6 +81,8 @@ Tensor run(Case& c, int threads, const xk::GemmS16Kernel* k) {
     qref::find_integer_kernel(c.op.kind)(ctx);
   } else if (c.op.kind == "conv") {
     xk::conv_s8_gemm(ctx, *k);
+  } else if (c.op.kind == "conv_transpose") {
+    xk::conv_transpose_s8_gemm(ctx, *k);
   } else {
     xk::matmul_s8_gemm(ctx, *k);
   }
@@ -82,6 +107,17 @@ TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvBitExactly) {
   for (const auto* k : kernels) std::printf("[ isa ] %s\n", k->name);
   for (uint32_t seed : seeds(1000, 150)) {
     Case c = random_conv(seed);
+    Tensor want = run(c, 1, nullptr);
+    for (const auto* k : kernels)
+      for (int threads : {1, 2})
+        expect_same_codes(want, run(c, threads, k), cat(k->name, " threads=", threads, " seed=", seed, " ", c.op.node.label()));
+  }
+}
+
+TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvTransposeBitExactly) {
+  auto kernels = xk::available_gemm_s16();
+  for (uint32_t seed : seeds(8000, 100)) {
+    Case c = random_conv_transpose(seed);
     Tensor want = run(c, 1, nullptr);
     for (const auto* k : kernels)
       for (int threads : {1, 2})

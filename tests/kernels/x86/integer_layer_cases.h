@@ -93,6 +93,26 @@ inline Case make_conv_case(const ConvSpec& spec, const std::string& name, std::m
   return c;
 }
 
+// A ConvTranspose layer of `spec` (M output channels): prepared weights W[m][(ci - g cg) ks + k].
+inline Case make_conv_transpose_case(const ConvSpec& spec, const std::string& name, std::mt19937& rng,
+                                     std::vector<int64_t> output_padding = {}) {
+  Case c;
+  int64_t cg = spec.x[1] / spec.group, mg = spec.M / spec.group, ks = 1;
+  for (int64_t k : spec.kernel) ks *= k;
+  c.op.kind = "conv_transpose";
+  std::map<std::string, Attribute> attrs = {{"group", int_attr(spec.group)}, {"strides", ints_attr(spec.strides)},
+                                            {"dilations", ints_attr(spec.dilations)}, {"pads", ints_attr(spec.pads)}};
+  if (!output_padding.empty()) attrs["output_padding"] = ints_attr(output_padding);
+  c.op.node = make_node("ConvTranspose", {"x"}, {"y"}, name, attrs);
+  c.op.consts["weight"] = random_weights({spec.M, cg * ks}, 127, rng);
+  c.op.consts["kernel_shape"] = Tensor::from_i64(spec.kernel, {static_cast<int64_t>(spec.kernel.size())});
+  c.op.ints["mg"] = mg;
+  prepare_channels(c.op, spec.M, cg * ks, rng, 127);
+  set_input(c, spec.x, rng);
+  set_output(c, rng);
+  return c;
+}
+
 // A Gemm/MatMul layer: x of shape xs (last dim K) times prepared W[N][K].
 inline Case make_matmul_case(const Shape& xs, int64_t N, const std::string& name, std::mt19937& rng) {
   Case c;
