@@ -942,15 +942,7 @@ class Compiler {
       if (!n.inputs[i].empty() && !g_.initializers.count(n.inputs[i])) return false;
     QParams qx = q_of(n.inputs[0]);
     if (qx.bits() > 16) return false;
-    std::string out = n.outputs[0];
-    if (kNonNegativeOps.count(n.op_type)) nonneg_.insert(out);
-    double lo, hi;
-    if ((n.op_type == "Clip") && clip_bounds(g_, n, &lo, &hi) && lo >= 0) nonneg_.insert(out);
-    QParams qy;
-    // A QAT Clip keeps its range; a Relu/Clip on the same scale maps codes to themselves.
-    qy = activation_qparams(out, op.bits);
-    set_q(out, qy);
-    fx::Range rx = fx::range_of(qx.type), ry = fx::range_of(qy.type);
+    fx::Range rx = fx::range_of(qx.type);
     Tensor x(DType::Float32, {rx.hi - rx.lo + 1});
     for (int64_t q = rx.lo; q <= rx.hi; ++q) x.data<float>()[q - rx.lo] = fx::dequantize(q, qx.scale, qx.zero_point);
     Node fnode = n;
@@ -959,6 +951,16 @@ class Compiler {
     for (size_t i = 1; i < n.inputs.size(); ++i)
       ins.push_back(n.inputs[i].empty() ? nullptr : &g_.initializers.at(n.inputs[i]));
     Tensor fy = run_node(fnode, ins).at(0);
+    std::string out = n.outputs[0];
+    bool composed = absorb_scalar_ops(op, &out, &fy);
+    if (!composed && kNonNegativeOps.count(n.op_type)) nonneg_.insert(out);
+    double lo, hi;
+    if (!composed && (n.op_type == "Clip") && clip_bounds(g_, n, &lo, &hi) && lo >= 0) nonneg_.insert(out);
+    QParams qy;
+    // A QAT Clip keeps its range; a Relu/Clip on the same scale maps codes to themselves.
+    qy = activation_qparams(out, op.bits);
+    set_q(out, qy);
+    fx::Range ry = fx::range_of(qy.type);
     Tensor table(DType::Int32, {x.numel()});
     for (int64_t i = 0; i < x.numel(); ++i)
       table.data<int32_t>()[i] = static_cast<int32_t>(fx::quantize(fy.get_f64(i), qy.scale, qy.zero_point, ry));
@@ -969,9 +971,38 @@ class Compiler {
     return true;
   }
 
+  // (20) composes: Add/Sub/Mul/Div by a one-element float constant after a table op becomes part
+  // of its function (TAB[q] = R(f'(x) / s_y) + z_y with f' = c ∘ f), one rounding instead of one
+  // per op, e.g. PP-LCNet's learnable affine 0.70 * HardSwish(x) + 0.24. Evaluated by the float
+  // kernels of the absorbed nodes on the table's float values.
+  bool absorb_scalar_ops(QOp& op, std::string* out, Tensor* fy) {
+    bool any = false;
+    while (!g_.is_graph_output(*out)) {
+      const Node* c = match::single_consumer(g_, *out);
+      if (!c || !c->domain.empty() || c->inputs.size() != 2 || !layer_allowed(*c) ||
+          (c->op_type != "Add" && c->op_type != "Sub" && c->op_type != "Mul" && c->op_type != "Div"))
+        break;
+      size_t other = c->inputs[0] == *out ? 1 : 0;
+      const Tensor* k = match::constant(g_, c->inputs[other]);
+      if (c->inputs[1 - other] != *out || !k || k->numel() != 1 || k->dtype() != DType::Float32 || k->rank() > 1) break;
+      Node cn = *c;
+      std::vector<const Tensor*> ins(2);
+      ins[1 - other] = fy;
+      ins[other] = k;
+      *fy = run_node(cn, ins).at(0);
+      consumed_.insert(c->name);
+      op.fused.push_back(c->name);
+      *out = c->outputs[0];
+      op.node.outputs[0] = *out;
+      any = true;
+    }
+    return any;
+  }
+
   void track_nonnegative(const QOp& op) {
     const Node& n = op.node;
-    if (kNonNegativeOps.count(n.op_type))
+    bool composed = op.kind == "lut" && !op.fused.empty();  // its output is c(f(x)), not f(x)
+    if (kNonNegativeOps.count(n.op_type) && !composed)
       for (const auto& o : n.outputs) nonneg_.insert(o);
     if ((kMoveOps.count(n.op_type) || n.op_type == "Resize" || n.op_type == "Upsample" || n.op_type == "Pad") &&
         !n.inputs.empty() && nonneg_.count(n.inputs[0]))
