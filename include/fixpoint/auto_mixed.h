@@ -17,10 +17,9 @@ struct AutoMixedResult {
 // Cost model: a layer costs its multiply-accumulates (Conv, ConvTranspose, Gemm, MatMul) or, for
 // any other op, its output elements; a 16-bit layer costs twice its 8-bit cost (TIDL's
 // mixed_precision_factor is likewise a ratio of weighted MACs). Starting from `opts` at 8 bits,
-// layers are promoted greedily in order of measured sensitivity (lowest local SNR first, from a
-// float-vs-fixed comparison on the first `samples` calibration inputs) while the total cost
-// stays within factor x the all-8-bit cost, and until every remaining layer's local SNR is at
-// least 40 dB.
+// layers are promoted greedily in order of measured noise per cost (10^(-local SNR/10) / cost8,
+// the local SNR from a float-vs-fixed comparison on the first `samples` calibration inputs) while
+// the total cost stays within factor x the all-8-bit cost; layers at 40 dB local SNR or more stay.
 AutoMixedResult choose_mixed_precision(const std::string& model_path, const CompileOptions& opts,
                                        const CalibrationSource& calib, double factor, size_t samples = 2);
 
