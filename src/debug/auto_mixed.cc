@@ -43,7 +43,7 @@ AutoMixedResult choose_mixed_precision(const std::string& model_path, const Comp
     double c = macs.count(e.name) && macs[e.name] > 0 ? static_cast<double>(macs[e.name])
                                                       : static_cast<double>(e.count) / static_cast<double>(n);
     cost8[e.name] = c;
-    cands.push_back({e.name, e.local_snr_db(), c});
+    cands.push_back({e.name, e.guilt_snr_db(), c});  // own or encoding error, whichever is worse
   }
   double total8 = 0;
   for (const auto& [name, c] : cost8) total8 += c;

@@ -20,7 +20,26 @@ double snr_db(double signal, double noise) {
 }
 
 double LayerError::snr_db() const { return fixpoint::snr_db(signal, noise); }
+namespace {
+
+// The fixed-point tensors among n's inputs (each once).
+std::vector<std::string> coded_inputs(const Node& n, const Program& p, const std::map<std::string, Tensor>& ref) {
+  std::vector<std::string> r;
+  for (const auto& in : n.inputs) {
+    auto q = p.tensors.find(in);
+    auto v = ref.find(in);
+    if (in.empty() || q == p.tensors.end() || q->second.is_float() || v == ref.end() || !dtype_is_float(v->second.dtype()))
+      continue;
+    if (std::find(r.begin(), r.end(), in) == r.end()) r.push_back(in);
+  }
+  return r;
+}
+
+}  // namespace
+
 double LayerError::local_snr_db() const { return fixpoint::snr_db(signal, local_noise); }
+double LayerError::own_snr_db() const { return own_measured ? fixpoint::snr_db(signal, own_noise) : local_snr_db(); }
+double LayerError::encoding_snr_db() const { return impact_noise > 0 ? fixpoint::snr_db(impact_signal, impact_noise) : 200.0; }
 double LayerError::cosine() const {
   double d = std::sqrt(signal * got_sq);
   return d > 0 ? dot / d : 1.0;
@@ -83,6 +102,10 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
       else fixed[t] = {dequantize_tensor(outs[i], q->second), outs[i].clone()};
     }
   });
+  std::map<std::string, const Node*> float_node;  // float-graph node by its first output
+  for (const auto& n : g.nodes)
+    if (!n.outputs.empty()) float_node[n.outputs[0]] = &n;
+  std::map<std::string, Tensor> encoded;  // encoded copies of fixed-point tensors, made once
   size_t li = 0;
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const QOp& op = p.ops[k];
@@ -109,6 +132,16 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
       if (coded && !dtype_is_float(lb.dtype())) lb = dequantize_tensor(lb, q->second);
       fx::Range range = coded ? fx::range_of(q->second.type) : fx::Range{0, 0};
       const Tensor& codes = f->second.second;
+      // Own error: the same float node on the same encoded inputs (when the program op is that
+      // node, unfused, and reads fixed-point tensors).
+      Tensor own;
+      auto fn = i == 0 ? float_node.find(t) : float_node.end();
+      if (fn != float_node.end() && fn->second->name == op.node.name) {
+        auto enc = coded_inputs(*fn->second, p, ref);
+        if (!enc.empty()) own = run_encoded(*fn->second, enc, ref, encoded);
+        if (own.shape() != a.shape()) own = Tensor();
+      }
+      e.own_measured = e.own_measured || own.numel() > 0;
       int64_t stride = std::max<int64_t>(1, a.numel() / 1500);
       for (int64_t j = 0; samples_ == 0 && j < a.numel() && e.sample_ref.size() < 1500; j += stride) {
         e.sample_ref.push_back(static_cast<float>(a.get_f64(j)));
@@ -120,6 +153,7 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
         e.signal += x * x;
         e.noise += (x - y) * (x - y);
         e.local_noise += (x - z) * (x - z);
+        if (own.numel()) e.own_noise += (own.get_f64(j) - z) * (own.get_f64(j) - z);
         e.dot += x * y;
         e.got_sq += y * y;
         e.max_abs = std::max(e.max_abs, std::abs(x - y));
@@ -138,7 +172,63 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
       }
     }
   }
+  measure_impacts(g, ref, encoded);
   ++samples_;
+}
+
+Tensor Comparer::run_encoded(const Node& n, const std::vector<std::string>& encoded_inputs,
+                             const std::map<std::string, Tensor>& ref, std::map<std::string, Tensor>& cache) const {
+  const Program& p = runner_.program();
+  std::vector<const Tensor*> ins;
+  for (const auto& in : n.inputs) {
+    auto r = ref.find(in);
+    if (in.empty() || r == ref.end()) {
+      ins.push_back(nullptr);
+      continue;
+    }
+    if (std::find(encoded_inputs.begin(), encoded_inputs.end(), in) == encoded_inputs.end()) {
+      ins.push_back(&r->second);
+      continue;
+    }
+    auto it = cache.find(in);
+    if (it == cache.end()) {
+      const QParams& q = p.tensors.at(in);
+      Tensor d(DType::Float32, r->second.shape());
+      fx::Range range = fx::range_of(q.type);
+      for (int64_t i = 0; i < d.numel(); ++i)
+        d.data<float>()[i] = fx::dequantize(fx::quantize(r->second.get_f64(i), q.scale, q.zero_point, range), q.scale, q.zero_point);
+      it = cache.emplace(in, std::move(d)).first;
+    }
+    ins.push_back(&it->second);
+  }
+  return run_node(n, ins).at(0);
+}
+
+// Each float-graph node reading fixed-point tensors, run with one of them encoded at a time: the
+// error at the node's output is that tensor's producer's impact on this consumer.
+void Comparer::measure_impacts(const Graph& g, const std::map<std::string, Tensor>& ref,
+                               std::map<std::string, Tensor>& cache) {
+  const Program& p = runner_.program();
+  std::map<std::string, LayerError*> by_output;
+  for (auto& e : layers_) by_output[e.output] = &e;
+  for (const auto& n : g.nodes) {
+    if (n.outputs.empty() || n.outputs[0].empty()) continue;
+    auto want = ref.find(n.outputs[0]);
+    if (want == ref.end() || !dtype_is_float(want->second.dtype())) continue;
+    for (const auto& t : coded_inputs(n, p, ref)) {
+      auto producer = by_output.find(t);
+      if (producer == by_output.end()) continue;
+      Tensor y = run_encoded(n, {t}, ref, cache);
+      const Tensor& x = want->second;
+      if (y.shape() != x.shape()) continue;
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        double a = x.get_f64(i), b = y.get_f64(i);
+        if (!std::isfinite(a) || !std::isfinite(b)) continue;
+        producer->second->impact_signal += a * a;
+        producer->second->impact_noise += (a - b) * (a - b);
+      }
+    }
+  }
 }
 
 nlohmann::json Comparer::result(size_t worst_count) const {
@@ -147,15 +237,17 @@ nlohmann::json Comparer::result(size_t worst_count) const {
   for (const auto& e : layers_) {
     if (!e.count) continue;
     layers.push_back({{"name", e.name}, {"op", e.op}, {"kind", e.kind}, {"output", e.output}, {"bits", e.bits},
-                      {"snr_db", e.snr_db()}, {"local_snr_db", e.local_snr_db()}, {"cosine", e.cosine()},
+                      {"snr_db", e.snr_db()}, {"local_snr_db", e.local_snr_db()}, {"own_snr_db", e.own_snr_db()},
+                      {"encoding_snr_db", e.encoding_snr_db()}, {"cosine", e.cosine()},
                       {"max_abs_err", e.max_abs}, {"mean_abs_err", e.sum_abs / static_cast<double>(e.count)},
                       {"saturated_pct", e.saturated_pct()}, {"scale", e.scale}, {"range", {e.lo, e.hi}}});
     ranked.push_back(&e);
   }
-  // Most guilty first: the lowest local SNR (the error a layer adds by itself), ties by
-  // accumulated SNR. Float layers add no error of their own beyond their output quantization.
+  // Most guilty first: the lowest of own SNR (the error a layer adds by itself, without its
+  // inputs' encodings) and encoding SNR (what its output encoding does to its consumers), ties
+  // by accumulated SNR.
   std::stable_sort(ranked.begin(), ranked.end(), [](const LayerError* a, const LayerError* b) {
-    if (a->local_snr_db() != b->local_snr_db()) return a->local_snr_db() < b->local_snr_db();
+    if (a->guilt_snr_db() != b->guilt_snr_db()) return a->guilt_snr_db() < b->guilt_snr_db();
     return a->snr_db() < b->snr_db();
   });
   nlohmann::json worst = nlohmann::json::array();
@@ -186,7 +278,7 @@ std::string compare_table(const nlohmann::json& r) {
       << l["saturated_pct"].get<double>() << std::setprecision(4) << std::setw(13) << std::scientific
       << l["scale"].get<double>() << std::fixed << "\n";
   }
-  s << "\nlayers adding the most error (lowest local SNR):";
+  s << "\nlayers adding the most error (lowest of own and encoding SNR):";
   for (const auto& w : r["worst"]) s << " " << w.get<std::string>();
   s << "\n";
   return s.str();

@@ -56,7 +56,7 @@ def test_compare_names_the_planted_fault(tmp_path):
     # The fault is local to conv2; conv3 inherits it (its accumulated SNR << its local SNR).
     assert by["conv2"]["local_snr_db"] < 20 < 30 < by["conv1"]["local_snr_db"]
     assert by["conv3"]["snr_db"] < by["conv3"]["local_snr_db"] - 10
-    assert p.stdout.split("lowest local SNR):")[1].split()[0] == "conv2"
+    assert p.stdout.split("encoding SNR):")[1].split()[0] == "conv2"
     html = (tmp_path / "r.html").read_text()
     assert html.startswith("<!DOCTYPE html>") and "conv2" in html and "<script src" not in html
     assert "Graph (accumulated SNR)" in html and html.count("<circle") > 1000  # graph and scatter plots
@@ -103,6 +103,59 @@ def test_html_report_renders_in_a_browser(tmp_path):
     assert pixels((0xd8, 0x84, 0x3b)) > 500  # histogram bars
     assert pixels((0xf8, 0xc9, 0xc4), tol=3) > 2000  # red: conv2 (and conv3) below 20 dB
     assert pixels((255, 255, 255), tol=0) < 0.97 * img.shape[0]  # not a blank page
+
+
+def scaled_channel_model(path, factor=1000.0, channel=3):
+    """The issue's planted fault: conv1 -> Relu -> conv2 -> Relu -> conv3 with conv2's output
+    channel 3 (weights and bias) multiplied by 1000 and conv3's matching input weights divided by
+    1000. Relu commutes with the positive factor, so the float function is unchanged; conv2's
+    per-tensor 8-bit output range is ruined (the other seven channels round to zero)."""
+    rng = np.random.default_rng(21)
+    w1, b1 = rng.normal(0, 0.3, (8, 3, 3, 3)), rng.normal(0, 0.1, 8)
+    w2, b2 = rng.normal(0, 0.15, (8, 8, 3, 3)), rng.normal(0, 0.1, 8)
+    w3, b3 = rng.normal(0, 0.15, (4, 8, 3, 3)), rng.normal(0, 0.1, 4)
+    w2[channel] *= factor
+    b2[channel] *= factor
+    w3[:, channel] /= factor
+    inits = [numpy_helper.from_array(a.astype(np.float32), n)
+             for a, n in [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"), (b3, "b3")]]
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1] * 4),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2", pads=[1] * 4),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("Conv", ["r2", "w3", "b3"], ["y"], name="conv3", pads=[1] * 4)]
+    g = helper.make_graph(nodes, "scaled", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 16, 16])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_compare_and_auto_mixed_find_a_channel_scaled_by_1000(tmp_path):
+    scaled_channel_model(tmp_path / "m.onnx")
+    scaled_channel_model(tmp_path / "ref.onnx", factor=1.0)
+    rng = np.random.default_rng(12)
+    np.save(tmp_path / "calib.npy", rng.uniform(0, 1, (6, 3, 16, 16)).astype(np.float32))
+    np.save(tmp_path / "a.npy", rng.uniform(0, 1, (1, 3, 16, 16)).astype(np.float32))
+    feed = ["--input", f"x={tmp_path / 'a.npy'}"]
+    run_cli("run", tmp_path / "m.onnx", *feed, "-o", tmp_path / "f1", "-q")
+    run_cli("run", tmp_path / "ref.onnx", *feed, "-o", tmp_path / "f2", "-q")
+    assert np.allclose(np.load(tmp_path / "f1" / "y.npy"), np.load(tmp_path / "f2" / "y.npy"), rtol=1e-4, atol=1e-5)
+    calib = ["--calib", f"x={tmp_path / 'calib.npy'}"]
+    run_cli("compile", tmp_path / "m.onnx", *calib, "-o", tmp_path / "p", "-q")
+    run_cli("compare", tmp_path / "p", *feed, "-o", tmp_path / "c", "-q")
+    r = json.loads((tmp_path / "c" / "compare.json").read_text())
+    by = {l["name"]: l for l in r["layers"]}
+    assert r["worst"][0] == "conv2", r["worst"]
+    # conv2's own SNR looks fine (its big channel dominates the energy); its encoding ruins conv3.
+    assert by["conv2"]["own_snr_db"] > 30 and by["conv2"]["encoding_snr_db"] < 10
+    assert by["conv3"]["snr_db"] < 10
+    run_cli("compile", tmp_path / "m.onnx", *calib, "-o", tmp_path / "am", "-q", "--auto-mixed", "2")
+    am = json.loads((tmp_path / "am" / "compile_report.json").read_text())["auto_mixed"]
+    assert "conv2" in am["bits16"], am["bits16"]
+    run_cli("compare", tmp_path / "am", *feed, "-o", tmp_path / "c2", "-q")
+    fixed = json.loads((tmp_path / "c2" / "compare.json").read_text())["layers"][-1]
+    assert fixed["snr_db"] > by["conv3"]["snr_db"] + 20
 
 
 def test_compare_errors_are_one_line(tmp_path, models):
