@@ -123,4 +123,37 @@ Window to_3d(Window w) {
   return w;
 }
 
+ColumnRange valid_columns(int64_t off, int64_t stride, int64_t in_w, int64_t out_w) {
+  int64_t lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  int64_t hi = in_w - 1 - off < 0 ? 0 : std::min(out_w, (in_w - 1 - off) / stride + 1);
+  return {off, lo, std::max(lo, hi)};
+}
+
+ConvGeometry conv_geometry(const Node& n, const Shape& x, const Shape& w) {
+  FP_CHECK(w.size() == x.size() && x.size() >= 3, n.label(), ": input ", shape_str(x), " and weights ", shape_str(w),
+           " do not fit");
+  FP_CHECK(x.size() <= 5, n.label(), ": more than 3 spatial dims are not supported");
+  ConvGeometry g;
+  g.group = n.attr_int("group", 1);
+  g.N = x[0];
+  g.C = x[1];
+  g.M = w[0];
+  FP_CHECK(g.group >= 1 && g.C % g.group == 0 && g.M % g.group == 0 && w[1] == g.C / g.group, n.label(), ": group ",
+           g.group, " does not fit input channels ", g.C, " and weights ", shape_str(w));
+  Shape kshape(w.begin() + 2, w.end());
+  if (n.has_attr("kernel_shape"))
+    FP_CHECK(n.attr_ints("kernel_shape") == kshape, n.label(), ": kernel_shape disagrees with weights ", shape_str(w));
+  Window win = sliding_window(n, x, kshape, false);
+  g.out_shape = {g.N, g.M};
+  g.out_shape.insert(g.out_shape.end(), win.out.begin(), win.out.end());
+  g.w3 = to_3d(win);
+  g.cg = g.C / g.group;
+  g.mg = g.M / g.group;
+  const Shape &in = g.w3.in, &out = g.w3.out, &k = g.w3.kernel;
+  g.in_plane = in[0] * in[1] * in[2];
+  g.out_plane = out[0] * out[1] * out[2];
+  g.ks = k[0] * k[1] * k[2];
+  return g;
+}
+
 }  // namespace fixpoint::ref

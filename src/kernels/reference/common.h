@@ -130,6 +130,24 @@ Window sliding_window(const Node& n, const Shape& x_shape, const Shape& kernel, 
 // dilation 1, pads 0), so one loop nest serves every spatial rank.
 Window to_3d(Window w);
 
+// The output columns ow in [lo, hi) whose input column ow * stride + off lies in [0, in_w):
+// the taps of one kernel column that read inside the input, with no per-element check.
+struct ColumnRange {
+  int64_t off, lo, hi;
+};
+ColumnRange valid_columns(int64_t off, int64_t stride, int64_t in_w, int64_t out_w);
+
+// A Conv of input x [N, C, spatial...] with weights w [M, C/group, k...], checked (ranks, group,
+// kernel_shape), its window padded to 3-D, and the output shape [N, M, spatial...]. Shared by the
+// float, the integer reference and the optimized integer kernels.
+struct ConvGeometry {
+  int64_t N, C, M, group, cg, mg;
+  Window w3;
+  Shape out_shape;
+  int64_t in_plane, out_plane, ks;  // elements of one input plane, output plane, kernel window
+};
+ConvGeometry conv_geometry(const Node& n, const Shape& x, const Shape& w);
+
 // AveragePool's count_include_pad divisor for the window at output position o3 of a 3-D window:
 // cells inside input + pads (cells beyond the end pad that ceil_mode adds are never counted).
 int64_t padded_window_cells(const Window& w3, const int64_t o3[3]);

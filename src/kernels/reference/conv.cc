@@ -11,27 +11,14 @@ void k_conv(KernelContext& c) {
   const Tensor& x = c.in(0);
   const Tensor& w = c.in(1);
   const Tensor* bias = c.input(2);
-  FP_CHECK(w.rank() == x.rank() && x.rank() >= 3, c.node.label(), ": input ", shape_str(x.shape()), " and weights ",
-           shape_str(w.shape()), " do not fit");
-  FP_CHECK(x.rank() <= 5, c.node.label(), ": more than 3 spatial dims are not supported");
   FP_CHECK(w.dtype() == x.dtype(), c.node.label(), ": weights dtype differs from input dtype");
-  int64_t group = c.node.attr_int("group", 1);
-  int64_t N = x.dim(0), C = x.dim(1), M = w.dim(0);
-  FP_CHECK(group >= 1 && C % group == 0 && M % group == 0 && w.dim(1) == C / group, c.node.label(), ": group ", group,
-           " does not fit input channels ", C, " and weights ", shape_str(w.shape()));
-  Shape kshape(w.shape().begin() + 2, w.shape().end());
-  if (c.node.has_attr("kernel_shape"))
-    FP_CHECK(c.node.attr_ints("kernel_shape") == kshape, c.node.label(), ": kernel_shape disagrees with weights ",
-             shape_str(w.shape()));
-  Window win = sliding_window(c.node, x.shape(), kshape, false);
+  ConvGeometry geo = conv_geometry(c.node, x.shape(), w.shape());
+  int64_t N = geo.N, C = geo.C, M = geo.M, cg = geo.cg, mg = geo.mg;
   if (bias) FP_CHECK(bias->numel() == M, c.node.label(), ": bias has ", bias->numel(), " values for ", M, " channels");
-  Shape ys = {N, M};
-  ys.insert(ys.end(), win.out.begin(), win.out.end());
-  Tensor& y = c.output(0, x.dtype(), ys);
-  Window w3 = to_3d(win);
-  const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride, &d = w3.dilation, &p = w3.pad_begin;
-  int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2], k_size = k[0] * k[1] * k[2];
-  int64_t cg = C / group, mg = M / group;
+  Tensor& y = c.output(0, x.dtype(), geo.out_shape);
+  const Shape &in = geo.w3.in, &out = geo.w3.out, &k = geo.w3.kernel, &s = geo.w3.stride, &d = geo.w3.dilation,
+              &p = geo.w3.pad_begin;
+  int64_t in_plane = geo.in_plane, out_plane = geo.out_plane, k_size = geo.ks;
   dispatch_float(x.dtype(), c.node, [&](auto tag) {
     using T = decltype(tag);
     using Nm = Num<T>;
@@ -60,11 +47,8 @@ void k_conv(KernelContext& c) {
                     if (ih < 0 || ih >= in[1]) continue;
                     A* arow = &acc[(od * out[1] + oh) * out[2]];
                     const A* xrow = &xin[(id * in[1] + ih) * in[2]];
-                    // valid ow range: 0 <= ow*s - p + kw*d < in
-                    int64_t off = kw * d[2] - p[2];
-                    int64_t ow0 = off >= 0 ? 0 : (-off + s[2] - 1) / s[2];
-                    int64_t ow1 = in[2] - off <= 0 ? 0 : std::min(out[2], (in[2] - off + s[2] - 1) / s[2]);
-                    for (int64_t ow = ow0; ow < ow1; ++ow) arow[ow] += wv * xrow[ow * s[2] + off];
+                    ColumnRange cr = valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
+                    for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow * s[2] + cr.off];
                   }
                 }
               }

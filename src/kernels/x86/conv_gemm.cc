@@ -32,16 +32,6 @@ std::vector<int16_t> padded_rows(const int16_t* w, int64_t rows, int64_t k, int6
   return r;
 }
 
-// The output columns ow in [lo, hi) whose input column ow * stride + off lies in [0, in_w).
-struct ColumnRange {
-  int64_t off, lo, hi;
-};
-ColumnRange valid_columns(int64_t off, int64_t stride, int64_t in_w, int64_t out_w) {
-  int64_t lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
-  int64_t hi = in_w - 1 - off < 0 ? 0 : std::min(out_w, (in_w - 1 - off) / stride + 1);
-  return {off, lo, std::max(lo, hi)};
-}
-
 }  // namespace
 
 bool gemm_path_applies(const qref::QContext& c) {
@@ -60,20 +50,14 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
   const Tensor& w = op.consts.at("weight");
-  const Node& n = op.node;
   qref::ChannelRequant rq(c);
-  int64_t group = n.attr_int("group", 1), N = x.dim(0), C = x.dim(1), M = w.dim(0);
-  FP_CHECK(x.rank() >= 3 && x.rank() <= 5 && w.rank() == x.rank(), n.label(), ": input ", shape_str(x.shape()),
-           " does not fit weights ", shape_str(w.shape()));
-  FP_CHECK(C % group == 0 && w.dim(1) == C / group, n.label(), ": input channels ", C, " do not fit weights");
-  ref::Window win = ref::sliding_window(n, x.shape(), Shape(w.shape().begin() + 2, w.shape().end()), false);
-  ref::Window w3 = ref::to_3d(win);
+  ref::ConvGeometry geo = ref::conv_geometry(op.node, x.shape(), w.shape());
+  int64_t N = geo.N, C = geo.C, M = geo.M, group = geo.group, cg = geo.cg, mg = geo.mg;
+  const ref::Window& w3 = geo.w3;
   const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride, &d = w3.dilation, &p = w3.pad_begin;
-  Shape ys = {N, M};
-  ys.insert(ys.end(), win.out.begin(), win.out.end());
-  Tensor& y = c.output(0, ys);
-  int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2], ks = k[0] * k[1] * k[2];
-  int64_t cg = C / group, mg = M / group, K = cg * ks, Kp = round_up(K, kern.k_align);
+  Tensor& y = c.output(0, geo.out_shape);
+  int64_t in_plane = geo.in_plane, out_plane = geo.out_plane, ks = geo.ks;
+  int64_t K = cg * ks, Kp = round_up(K, kern.k_align);
   std::vector<int16_t> xq = centered_codes(x, c.in_q[0].zero_point);
   std::vector<int16_t> wp = padded_rows(w.data<int16_t>(), M, K, Kp);  // row m: [ci][kd][kh][kw]
   int64_t chunks = (out_plane + kPatchChunk - 1) / kPatchChunk;
@@ -94,7 +78,7 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
           int32_t wv = wp[m * Kp + kk];
           if (wv == 0) continue;
           int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2];
-          ColumnRange cr = valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
+          ref::ColumnRange cr = ref::valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
           for (int64_t od = 0; od < out[0]; ++od) {
             int64_t id = od * s[0] - p[0] + kd * d[0];
             if (id < 0 || id >= in[0]) continue;
@@ -135,7 +119,7 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
           const int16_t* xp = xq.data() + (b * C + g * cg + ci) * in_plane;
           for (int64_t kk = 0; kk < ks; ++kk) {
             int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2], col = ci * ks + kk;
-            ColumnRange cr = valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
+            ref::ColumnRange cr = ref::valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
             for (int64_t q = q0; q < q0 + nq;) {
               int64_t od = q / (out[1] * out[2]), oh = q / out[2] % out[1], ow0 = q % out[2];
               int64_t run = std::min(out[2] - ow0, q0 + nq - q);

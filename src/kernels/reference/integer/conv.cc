@@ -13,21 +13,14 @@ void conv_impl(QContext& c) {
   const Tensor& x = *c.in[0];
   const Tensor& w = op.consts.at("weight");
   ChannelRequant rq(c);
-  const Node& n = op.node;
-  int64_t group = n.attr_int("group", 1), N = x.dim(0), C = x.dim(1), M = w.dim(0);
-  FP_CHECK(x.rank() >= 3 && x.rank() <= 5 && w.rank() == x.rank(), n.label(), ": input ", shape_str(x.shape()),
-           " does not fit weights ", shape_str(w.shape()));
-  FP_CHECK(C % group == 0 && w.dim(1) == C / group, n.label(), ": input channels ", C, " do not fit weights");
-  ref::Window win = ref::sliding_window(n, x.shape(), Shape(w.shape().begin() + 2, w.shape().end()), false);
-  ref::Window w3 = ref::to_3d(win);
+  ref::ConvGeometry geo = ref::conv_geometry(op.node, x.shape(), w.shape());
+  int64_t N = geo.N, C = geo.C, M = geo.M, cg = geo.cg, mg = geo.mg;
+  const ref::Window& w3 = geo.w3;
   const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride, &d = w3.dilation, &p = w3.pad_begin;
-  Shape ys = {N, M};
-  ys.insert(ys.end(), win.out.begin(), win.out.end());
-  Tensor& y = c.output(0, ys);
+  Tensor& y = c.output(0, geo.out_shape);
   std::vector<int64_t> xq = load_codes(x, c.in_q[0].zero_point);
   const int16_t* pw = w.data<int16_t>();
-  int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2], ks = k[0] * k[1] * k[2];
-  int64_t cg = C / group, mg = M / group;
+  int64_t in_plane = geo.in_plane, out_plane = geo.out_plane, ks = geo.ks;
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
   // Each (batch row, output channel) plane is independent: split them across threads.
   parallel_for(N * M, c.threads, [&](int64_t bm) {
