@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "gemm_s16.h"
+#include "hsum_avx2.h"
 
 namespace {
 #include "gemm_s16_tile.h"
@@ -15,12 +16,7 @@ struct Avx2Vec {
   static Reg zero() { return _mm256_setzero_si256(); }
   static Reg load(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static Reg dot(Reg acc, Reg a, Reg b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
-  static int32_t hsum(Reg r) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-    return _mm_cvtsi128_si32(s);
-  }
+  static int32_t hsum(Reg r) { return hsum_epi32_256(r); }
 };
 
 void run(const fixpoint::xk::GemmArgs& g) { gemm_tiled<Avx2Vec>(g); }

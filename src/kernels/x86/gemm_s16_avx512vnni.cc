@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "gemm_s16.h"
+#include "hsum_avx2.h"
 
 namespace {
 #include "gemm_s16_tile.h"
@@ -17,11 +18,7 @@ struct Avx512VnniVec {
   static Reg load(const int16_t* p) { return _mm512_loadu_si512(p); }
   static Reg dot(Reg acc, Reg a, Reg b) { return _mm512_dpwssd_epi32(acc, a, b); }
   static int32_t hsum(Reg r) {
-    __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(r), _mm512_extracti64x4_epi64(r, 1));
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
-    return _mm_cvtsi128_si32(s);
+    return hsum_epi32_256(_mm256_add_epi32(_mm512_castsi512_si256(r), _mm512_extracti64x4_epi64(r, 1)));
   }
 };
 
