@@ -169,6 +169,36 @@ struct ResizePlan {
 // `inputs` as the node has them (roi/scales/sizes or Upsample's scales from index 1).
 ResizePlan resize_plan(const Node& n, const Shape& x, const std::vector<const Tensor*>& inputs);
 
+// Visits the outputs of a resize in C order: for output o, add(combo) for every combination of
+// its per-axis taps (combo[d] points at axis d's tap; add returns false to stop o's taps), then
+// end(o). Tap is ResizeTap or any type with the same meaning (the integer kernel's fixed-point
+// weights).
+template <typename Tap, typename Add, typename End>
+void walk_resize(const Shape& out, const std::vector<std::vector<std::vector<Tap>>>& taps, Add&& add, End&& end) {
+  size_t r = out.size();
+  std::vector<int64_t> idx(r, 0), tap(r, 0);
+  std::vector<const Tap*> combo(r);
+  int64_t total = shape_numel(out);
+  for (int64_t o = 0; o < total; ++o) {
+    std::fill(tap.begin(), tap.end(), 0);
+    while (true) {
+      for (size_t d = 0; d < r; ++d) combo[d] = &taps[d][idx[d]][tap[d]];
+      if (!add(combo)) break;
+      int64_t d = static_cast<int64_t>(r) - 1;
+      for (; d >= 0; --d) {
+        if (++tap[d] < static_cast<int64_t>(taps[d][idx[d]].size())) break;
+        tap[d] = 0;
+      }
+      if (d < 0) break;
+    }
+    end(o);
+    for (int64_t d = static_cast<int64_t>(r) - 1; d >= 0; --d) {
+      if (++idx[d] < out[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
 struct TransposeWindow {
   int64_t N = 0, C = 0, M = 0, cg = 0, mg = 0;  // batch, in/out channels, per group
   Shape out_shape;                               // [N, M, spatial...]

@@ -158,38 +158,30 @@ void resize_impl(KernelContext& c, const ResizePlan& plan) {
     using A = typename Nm::C;
     const T* px = x.data<T>();
     T* py = y.data<T>();
-    std::vector<int64_t> idx(r, 0), tap(r, 0);
-    for (int64_t o = 0; o < y.numel(); ++o) {
-      // Sum over the product of this output's taps on every axis.
-      double acc = 0;
-      bool outside = false;
-      std::fill(tap.begin(), tap.end(), 0);
-      while (true) {
-        double w = 1.0;
-        int64_t off = 0;
-        for (int64_t d = 0; d < r; ++d) {
-          const ResizeTap& t = taps[d][idx[d]][tap[d]];
-          if (t.index < 0) outside = true;
-          w *= t.weight;
-          off += t.index * xst[d];
-        }
-        if (outside) break;
-        acc += w * static_cast<double>(Nm::load(px[off]));
-        int64_t d = r - 1;
-        for (; d >= 0; --d) {
-          if (++tap[d] < static_cast<int64_t>(taps[d][idx[d]].size())) break;
-          tap[d] = 0;
-        }
-        if (d < 0) break;
-      }
-      if (outside) acc = plan.extrapolation;
-      if constexpr (std::is_integral_v<A>) acc = std::round(acc);
-      py[o] = Nm::store(static_cast<A>(acc));
-      for (int64_t d = r - 1; d >= 0; --d) {
-        if (++idx[d] < sizes[d]) break;
-        idx[d] = 0;
-      }
-    }
+    // Each output: the sum over the product of its taps on every axis.
+    double acc = 0;
+    bool outside = false;
+    walk_resize(
+        sizes, taps,
+        [&](const std::vector<const ResizeTap*>& combo) {
+          double w = 1.0;
+          int64_t off = 0;
+          for (int64_t d = 0; d < r; ++d) {
+            if (combo[d]->index < 0) outside = true;
+            w *= combo[d]->weight;
+            off += combo[d]->index * xst[d];
+          }
+          if (outside) return false;
+          acc += w * static_cast<double>(Nm::load(px[off]));
+          return true;
+        },
+        [&](int64_t o) {
+          if (outside) acc = plan.extrapolation;
+          if constexpr (std::is_integral_v<A>) acc = std::round(acc);
+          py[o] = Nm::store(static_cast<A>(acc));
+          acc = 0;
+          outside = false;
+        });
   });
 }
 

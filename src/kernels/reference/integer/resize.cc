@@ -19,7 +19,10 @@ void k_resize_linear(QContext& c) {
   // Axes where some output interpolates; the others copy (one tap of weight 1, factor 1).
   std::vector<bool> interp(r, false);
   int axes = 0;
-  std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> taps(r);  // (index, W = R(w 2^F))
+  struct FixedTap {
+    int64_t index, weight;  // weight: W = R(w 2^F) on interpolating axes, else 1
+  };
+  std::vector<std::vector<std::vector<FixedTap>>> taps(r);
   for (int64_t d = 0; d < r; ++d) {
     for (const auto& t : plan.taps[d])
       interp[d] = interp[d] || t.size() != 1 || t[0].weight != 1.0;
@@ -44,33 +47,24 @@ void k_resize_linear(QContext& c) {
   int64_t zy = c.out_q[0].zero_point;
   std::vector<int64_t> xst = ref::strides_of(x.shape());
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
-  std::vector<int64_t> idx(r, 0), tap(r, 0);
-  for (int64_t o = 0; o < y.numel(); ++o) {
-    __int128 a = 0;  // |a| <= 2^(20 axes) * 2^16 * taps: exact
-    std::fill(tap.begin(), tap.end(), 0);
-    while (true) {
-      __int128 w = 1;
-      int64_t off = 0;
-      for (int64_t d = 0; d < r; ++d) {
-        const auto& t = taps[d][idx[d]][tap[d]];
-        w *= t.second;
-        off += t.first * xst[d];
-      }
-      a += w * q[off];
-      int64_t d = r - 1;
-      for (; d >= 0; --d) {
-        if (++tap[d] < static_cast<int64_t>(taps[d][idx[d]].size())) break;
-        tap[d] = 0;
-      }
-      if (d < 0) break;
-    }
-    __int128 v = fx::rsh128(a * mu.m, mu.n);
-    yq[o] = v < rg.lo - zy ? rg.lo : (v > rg.hi - zy ? rg.hi : static_cast<int64_t>(v) + zy);
-    for (int64_t d = r - 1; d >= 0; --d) {
-      if (++idx[d] < plan.out[d]) break;
-      idx[d] = 0;
-    }
-  }
+  __int128 a = 0;  // |a| <= 2^(20 axes) * 2^16 * taps: exact
+  ref::walk_resize(
+      plan.out, taps,
+      [&](const std::vector<const FixedTap*>& combo) {
+        __int128 w = 1;
+        int64_t off = 0;
+        for (int64_t d = 0; d < r; ++d) {
+          w *= combo[d]->weight;
+          off += combo[d]->index * xst[d];
+        }
+        a += w * q[off];
+        return true;
+      },
+      [&](int64_t o) {
+        __int128 v = fx::rsh128(a * mu.m, mu.n);
+        yq[o] = v < rg.lo - zy ? rg.lo : (v > rg.hi - zy ? rg.hi : static_cast<int64_t>(v) + zy);
+        a = 0;
+      });
   store_codes(y, yq);
 }
 
