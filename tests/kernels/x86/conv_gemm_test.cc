@@ -102,39 +102,27 @@ void expect_same_codes(const Tensor& want, const Tensor& got, const std::string&
   for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << what << " at flat index " << i;
 }
 
+// Every ISA kernel this CPU has, at 1 and 2 threads, gives the reference codes on `count`
+// random layers from `make` (seeds first, first + 1, ...).
+void check_every_isa(Case (*make)(uint32_t), uint32_t first, int count) {
+  auto kernels = xk::available_gemm_s16();
+  for (uint32_t seed : seeds(first, count)) {
+    Case c = make(seed);
+    Tensor want = run(c, 1, nullptr);
+    for (const auto* k : kernels)
+      for (int threads : {1, 2})
+        expect_same_codes(want, run(c, threads, k), cat(k->name, " threads=", threads, " seed=", seed, " ", c.op.node.label()));
+  }
+}
+
 TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvBitExactly) {
-  auto kernels = xk::available_gemm_s16();
-  for (const auto* k : kernels) std::printf("[ isa ] %s\n", k->name);
-  for (uint32_t seed : seeds(1000, 150)) {
-    Case c = random_conv(seed);
-    Tensor want = run(c, 1, nullptr);
-    for (const auto* k : kernels)
-      for (int threads : {1, 2})
-        expect_same_codes(want, run(c, threads, k), cat(k->name, " threads=", threads, " seed=", seed, " ", c.op.node.label()));
-  }
+  for (const auto* k : xk::available_gemm_s16()) std::printf("[ isa ] %s\n", k->name);
+  check_every_isa(random_conv, 1000, 150);
 }
 
-TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvTransposeBitExactly) {
-  auto kernels = xk::available_gemm_s16();
-  for (uint32_t seed : seeds(8000, 100)) {
-    Case c = random_conv_transpose(seed);
-    Tensor want = run(c, 1, nullptr);
-    for (const auto* k : kernels)
-      for (int threads : {1, 2})
-        expect_same_codes(want, run(c, threads, k), cat(k->name, " threads=", threads, " seed=", seed, " ", c.op.node.label()));
-  }
-}
+TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvTransposeBitExactly) { check_every_isa(random_conv_transpose, 8000, 100); }
 
-TEST(GemmS16, EveryAvailableIsaMatchesReferenceMatMulBitExactly) {
-  auto kernels = xk::available_gemm_s16();
-  for (uint32_t seed : seeds(5000, 80)) {
-    Case c = random_matmul(seed);
-    Tensor want = run(c, 1, nullptr);
-    for (const auto* k : kernels)
-      for (int threads : {1, 2})
-        expect_same_codes(want, run(c, threads, k), cat(k->name, " threads=", threads, " seed=", seed));
-  }
-}
+TEST(GemmS16, EveryAvailableIsaMatchesReferenceMatMulBitExactly) { check_every_isa(random_matmul, 5000, 80); }
 
 TEST(GemmS16, DispatchPicksTheWidestIsaTheCpuReports) {
   auto kernels = xk::available_gemm_s16();
