@@ -1,20 +1,14 @@
 """fixpoint analyze: two-sided per-layer precision sensitivity; compile --bits8."""
 import json
-import os
 import stat
 
-import numpy as np
-
 from conftest import run_cli
-from test_compare import planted_fault_model
+from test_compare import planted_fault_model, planted_samples
 
 
 def planted(tmp_path):
     planted_fault_model(tmp_path / "m.onnx")
-    rng = np.random.default_rng(12)
-    np.save(tmp_path / "calib.npy", rng.uniform(0, 1, (6, 3, 16, 16)).astype(np.float32))
-    np.save(tmp_path / "a.npy", rng.uniform(0, 1, (1, 3, 16, 16)).astype(np.float32))
-    np.save(tmp_path / "b.npy", rng.uniform(0, 1, (2, 3, 16, 16)).astype(np.float32))
+    planted_samples(tmp_path)
     return ["--calib", f"x={tmp_path / 'calib.npy'}", "--input", f"x={tmp_path / 'a.npy'}", "--input",
             f"x={tmp_path / 'b.npy'}"]
 

@@ -10,6 +10,39 @@ from onnx import TensorProto, helper, numpy_helper
 from conftest import run_cli
 
 
+def conv_relu_chain(path, layers):
+    """x -> conv1 -> relu1 -> conv2 -> relu2 -> ... -> convN -> y, one (weights, bias or None)
+    per conv, "same" padding; input [N, C, 16, 16]."""
+    inits, nodes, x = [], [], "x"
+    for i, (w, b) in enumerate(layers, 1):
+        inits.append(numpy_helper.from_array(w.astype(np.float32), f"w{i}"))
+        ins = [x, f"w{i}"]
+        if b is not None:
+            inits.append(numpy_helper.from_array(b.astype(np.float32), f"b{i}"))
+            ins.append(f"b{i}")
+        last = i == len(layers)
+        out = "y" if last else f"c{i}"
+        nodes.append(helper.make_node("Conv", ins, [out], name=f"conv{i}", pads=[w.shape[2] // 2] * 4))
+        if not last:
+            nodes.append(helper.make_node("Relu", [out], [f"r{i}"], name=f"relu{i}"))
+            x = f"r{i}"
+    g = helper.make_graph(nodes, "chain",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", layers[0][0].shape[1], 16, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", layers[-1][0].shape[0], 16, 16])],
+                          inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def planted_samples(tmp_path):
+    """Calibration (6 images) and two input sets (1 and 2 images) for the planted-fault models."""
+    rng = np.random.default_rng(12)
+    np.save(tmp_path / "calib.npy", rng.uniform(0, 1, (6, 3, 16, 16)).astype(np.float32))
+    np.save(tmp_path / "a.npy", rng.uniform(0, 1, (1, 3, 16, 16)).astype(np.float32))
+    np.save(tmp_path / "b.npy", rng.uniform(0, 1, (2, 3, 16, 16)).astype(np.float32))
+
+
 def planted_fault_model(path):
     """Conv1 -> Relu -> Conv2 (planted fault) -> Relu -> Conv3. Conv1's output channel 5 is
     always 0 (zero weights, negative bias, Relu). Conv2 gives that dead channel weights of 50:
@@ -17,32 +50,19 @@ def planted_fault_model(path):
     them, so every real weight of Conv2 (|w| ~ 0.1, step 50/127) rounds to 0 or one step. A
     dead channel with large weights is a real-world pattern; Conv3 only inherits the damage."""
     rng = np.random.default_rng(11)
-    w1 = rng.normal(0, 0.3, (8, 3, 3, 3)).astype(np.float32)
-    b1 = rng.normal(0, 0.05, 8).astype(np.float32)
+    w1 = rng.normal(0, 0.3, (8, 3, 3, 3))
+    b1 = rng.normal(0, 0.05, 8)
     w1[5] = 0.0
     b1[5] = -1.0
-    w2 = rng.normal(0, 0.1, (8, 8, 3, 3)).astype(np.float32)
+    w2 = rng.normal(0, 0.1, (8, 8, 3, 3))
     w2[:, 5, 1, 1] = 50.0
-    inits = [numpy_helper.from_array(w1, "w1"), numpy_helper.from_array(b1, "b1"), numpy_helper.from_array(w2, "w2"),
-             numpy_helper.from_array(rng.normal(0, 0.1, (4, 8, 1, 1)).astype(np.float32), "w3")]
-    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-             helper.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
-             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
-             helper.make_node("Conv", ["r2", "w3"], ["y"], name="conv3")]
-    g = helper.make_graph(nodes, "planted", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 16, 16])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.save(m, path)
+    w3 = rng.normal(0, 0.1, (4, 8, 1, 1))
+    conv_relu_chain(path, [(w1, b1), (w2, None), (w3, None)])
 
 
 def test_compare_names_the_planted_fault(tmp_path):
     planted_fault_model(tmp_path / "m.onnx")
-    rng = np.random.default_rng(12)
-    np.save(tmp_path / "calib.npy", rng.uniform(0, 1, (6, 3, 16, 16)).astype(np.float32))
-    np.save(tmp_path / "a.npy", rng.uniform(0, 1, (1, 3, 16, 16)).astype(np.float32))
-    np.save(tmp_path / "b.npy", rng.uniform(0, 1, (2, 3, 16, 16)).astype(np.float32))
+    planted_samples(tmp_path)
     run_cli("compile", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "-o", tmp_path / "p", "-q")
     p = run_cli("compare", tmp_path / "p", "--input", f"x={tmp_path / 'a.npy'}", "--input", f"x={tmp_path / 'b.npy'}",
                 "-o", tmp_path / "c", "--report", tmp_path / "r.html")
@@ -76,9 +96,7 @@ def test_html_report_renders_in_a_browser(tmp_path):
     boxes and table cells (red for the faulty layers)."""
     from PIL import Image
     planted_fault_model(tmp_path / "m.onnx")
-    rng = np.random.default_rng(12)
-    np.save(tmp_path / "calib.npy", rng.uniform(0, 1, (6, 3, 16, 16)).astype(np.float32))
-    np.save(tmp_path / "a.npy", rng.uniform(0, 1, (1, 3, 16, 16)).astype(np.float32))
+    planted_samples(tmp_path)
     run_cli("compile", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "-o", tmp_path / "p", "-q")
     run_cli("compare", tmp_path / "p", "--input", f"x={tmp_path / 'a.npy'}", "-o", tmp_path / "c", "-q",
             "--report", tmp_path / "r.html")
@@ -117,26 +135,13 @@ def scaled_channel_model(path, factor=1000.0, channel=3):
     w2[channel] *= factor
     b2[channel] *= factor
     w3[:, channel] /= factor
-    inits = [numpy_helper.from_array(a.astype(np.float32), n)
-             for a, n in [(w1, "w1"), (b1, "b1"), (w2, "w2"), (b2, "b2"), (w3, "w3"), (b3, "b3")]]
-    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1] * 4),
-             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-             helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2", pads=[1] * 4),
-             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
-             helper.make_node("Conv", ["r2", "w3", "b3"], ["y"], name="conv3", pads=[1] * 4)]
-    g = helper.make_graph(nodes, "scaled", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 16, 16])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.save(m, path)
+    conv_relu_chain(path, [(w1, b1), (w2, b2), (w3, b3)])
 
 
 def test_compare_and_auto_mixed_find_a_channel_scaled_by_1000(tmp_path):
     scaled_channel_model(tmp_path / "m.onnx")
     scaled_channel_model(tmp_path / "ref.onnx", factor=1.0)
-    rng = np.random.default_rng(12)
-    np.save(tmp_path / "calib.npy", rng.uniform(0, 1, (6, 3, 16, 16)).astype(np.float32))
-    np.save(tmp_path / "a.npy", rng.uniform(0, 1, (1, 3, 16, 16)).astype(np.float32))
+    planted_samples(tmp_path)
     feed = ["--input", f"x={tmp_path / 'a.npy'}"]
     run_cli("run", tmp_path / "m.onnx", *feed, "-o", tmp_path / "f1", "-q")
     run_cli("run", tmp_path / "ref.onnx", *feed, "-o", tmp_path / "f2", "-q")
