@@ -35,14 +35,6 @@ std::map<std::string, Tensor> load_input_options(const std::vector<std::string>&
   return m;
 }
 
-std::string sanitize_name(const std::string& tensor) {
-  std::string r = tensor;
-  for (char& c : r)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
-  if (r.empty() || r == "." || r == "..") r = "_" + r;
-  return r;
-}
-
 std::string summarize(const Tensor& t) {
   std::ostringstream os;
   os << dtype_name(t.dtype()) << "[" << shape_str(t.shape()) << "]";

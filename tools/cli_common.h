@@ -20,8 +20,6 @@ std::vector<std::map<std::string, Tensor>> load_input_sets(const std::vector<std
                                                            const std::vector<ValueInfo>& model_inputs);
 // LIST options (--bits16, --deny, --layers, ...): repeated and/or comma-separated values.
 std::vector<std::string> split_list(const std::vector<std::string>& v);
-// Output file name for a tensor: characters outside [A-Za-z0-9._-] become '_'.
-std::string sanitize_name(const std::string& tensor);
 // One-line summary: dtype, shape, min/max/mean and the first values.
 std::string summarize(const Tensor& t);
 

@@ -12,5 +12,8 @@ Tensor load_npy(const std::string& path);
 Tensor parse_npy(const std::string& bytes, const std::string& origin);
 void save_npy(const std::string& path, const Tensor& t);
 std::string serialize_npy(const Tensor& t);
+// The file name (without ".npy") a tensor is written under: characters outside
+// [A-Za-z0-9._-] become '_' (and "", ".", ".." get a leading '_').
+std::string sanitize_name(const std::string& tensor);
 
 }  // namespace fixpoint

@@ -46,12 +46,7 @@ double pooled_snr(const Outputs& ref, const Outputs& got) {
 void write_outputs(const Outputs& outs, const fs::path& dir) {
   for (size_t i = 0; i < outs.size(); ++i) {
     fs::create_directories(dir / std::to_string(i));
-    for (const auto& [name, t] : outs[i]) {
-      std::string file = name;
-      for (char& c : file)
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
-      save_npy((dir / std::to_string(i) / (file + ".npy")).string(), t);
-    }
+    for (const auto& [name, t] : outs[i]) save_npy((dir / std::to_string(i) / (sanitize_name(name) + ".npy")).string(), t);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "fixpoint/npy.h"
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -118,6 +119,14 @@ void save_npy(const std::string& path, const Tensor& t) {
   FP_CHECK(f.good(), "'", path, "': cannot open for writing");
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   FP_CHECK(f.good(), "'", path, "': write failed");
+}
+
+std::string sanitize_name(const std::string& tensor) {
+  std::string r = tensor;
+  for (char& c : r)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+  if (r.empty() || r == "." || r == "..") r = "_" + r;
+  return r;
 }
 
 }  // namespace fixpoint
