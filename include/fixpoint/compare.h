@@ -64,7 +64,9 @@ class Comparer {
   // Float node outputs with the inputs listed in `encoded_inputs` quantized and dequantized.
   Tensor run_encoded(const Node& n, const std::vector<std::string>& encoded_inputs,
                      const std::map<std::string, Tensor>& ref, std::map<std::string, Tensor>& cache) const;
-  void measure_impacts(const Graph& g, const std::map<std::string, Tensor>& ref, std::map<std::string, Tensor>& cache);
+  // `known`: (signal, noise) of nodes with one encoded input already run by add_sample.
+  void measure_impacts(const Graph& g, const std::map<std::string, Tensor>& ref, std::map<std::string, Tensor>& cache,
+                       const std::map<std::string, std::pair<double, double>>& known);
   std::unique_ptr<Graph> float_graph_;  // the source model bound to float_shapes_
   ShapeBindings float_shapes_;
   int samples_ = 0;

@@ -106,6 +106,7 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
   for (const auto& n : g.nodes)
     if (!n.outputs.empty()) float_node[n.outputs[0]] = &n;
   std::map<std::string, Tensor> encoded;  // encoded copies of fixed-point tensors, made once
+  std::map<std::string, std::pair<double, double>> one_input_impact;  // node -> (signal, noise)
   size_t li = 0;
   for (size_t k = 0; k < p.ops.size(); ++k) {
     const QOp& op = p.ops[k];
@@ -136,12 +137,17 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
       // node, unfused, and reads fixed-point tensors).
       Tensor own;
       auto fn = i == 0 ? float_node.find(t) : float_node.end();
+      std::vector<std::string> enc;
       if (fn != float_node.end() && fn->second->name == op.node.name) {
-        auto enc = coded_inputs(*fn->second, p, ref);
+        enc = coded_inputs(*fn->second, p, ref);
         if (!enc.empty()) own = run_encoded(*fn->second, enc, ref, encoded);
         if (own.shape() != a.shape()) own = Tensor();
       }
       e.own_measured = e.own_measured || own.numel() > 0;
+      // With one encoded input this run is also that input's impact on this node: keep its error
+      // for measure_impacts instead of running the node again.
+      std::pair<double, double>* impact = nullptr;
+      if (own.numel() && enc.size() == 1) impact = &one_input_impact[fn->second->name];
       int64_t stride = std::max<int64_t>(1, a.numel() / 1500);
       for (int64_t j = 0; samples_ == 0 && j < a.numel() && e.sample_ref.size() < 1500; j += stride) {
         e.sample_ref.push_back(static_cast<float>(a.get_f64(j)));
@@ -154,6 +160,10 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
         e.noise += (x - y) * (x - y);
         e.local_noise += (x - z) * (x - z);
         if (own.numel()) e.own_noise += (own.get_f64(j) - z) * (own.get_f64(j) - z);
+        if (impact && std::isfinite(own.get_f64(j))) {
+          impact->first += x * x;
+          impact->second += (x - own.get_f64(j)) * (x - own.get_f64(j));
+        }
         e.dot += x * y;
         e.got_sq += y * y;
         e.max_abs = std::max(e.max_abs, std::abs(x - y));
@@ -172,7 +182,7 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
       }
     }
   }
-  measure_impacts(g, ref, encoded);
+  measure_impacts(g, ref, encoded, one_input_impact);
   ++samples_;
 }
 
@@ -207,7 +217,8 @@ Tensor Comparer::run_encoded(const Node& n, const std::vector<std::string>& enco
 // Each float-graph node reading fixed-point tensors, run with one of them encoded at a time: the
 // error at the node's output is that tensor's producer's impact on this consumer.
 void Comparer::measure_impacts(const Graph& g, const std::map<std::string, Tensor>& ref,
-                               std::map<std::string, Tensor>& cache) {
+                               std::map<std::string, Tensor>& cache,
+                               const std::map<std::string, std::pair<double, double>>& known) {
   const Program& p = runner_.program();
   std::map<std::string, LayerError*> by_output;
   for (auto& e : layers_) by_output[e.output] = &e;
@@ -218,6 +229,11 @@ void Comparer::measure_impacts(const Graph& g, const std::map<std::string, Tenso
     for (const auto& t : coded_inputs(n, p, ref)) {
       auto producer = by_output.find(t);
       if (producer == by_output.end()) continue;
+      if (auto k = known.find(n.name); k != known.end()) {
+        producer->second->impact_signal += k->second.first;
+        producer->second->impact_noise += k->second.second;
+        continue;
+      }
       Tensor y = run_encoded(n, {t}, ref, cache);
       const Tensor& x = want->second;
       if (y.shape() != x.shape()) continue;
