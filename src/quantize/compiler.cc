@@ -464,7 +464,7 @@ class Compiler {
       QParams qy = activation_qparams(n.outputs[0], op.bits);
       set_q(n.outputs[0], qy);
       op.kind = "resize_linear";
-      set_clamp(op, qy, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity());
+      set_clamp(op, qy);  // the full code range
       return;
     }
     if (t == "Concat" && prepare_concat(op)) return;
@@ -573,7 +573,8 @@ class Compiler {
   }
 
   // [lo, hi] of output codes with a fused activation (docs/arithmetic.md §5.1).
-  void set_clamp(QOp& op, const QParams& qy, double lo, double hi) {
+  void set_clamp(QOp& op, const QParams& qy, double lo = -std::numeric_limits<double>::infinity(),
+                 double hi = std::numeric_limits<double>::infinity()) {
     fx::Range r = fx::range_of(qy.type);
     int64_t qlo = r.lo, qhi = r.hi;
     if (std::isfinite(lo)) qlo = std::max(qlo, static_cast<int64_t>(fx::round_half_up(lo / qy.scale)) + qy.zero_point);
@@ -822,7 +823,7 @@ class Compiler {
     op.consts["neg_mult"] = mult;
     op.consts["neg_shift"] = shift;
     op.consts["neg_sign"] = sign;
-    set_clamp(op, qy, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity());
+    set_clamp(op, qy);  // the full code range
     op.node.inputs.resize(1);
     return true;
   }
@@ -836,7 +837,7 @@ class Compiler {
     set_q(op.node.outputs[0], qy);
     op.kind = "reduce";
     op.ints["mean"] = op.node.op_type == "ReduceMean";
-    set_clamp(op, qy, -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity());
+    set_clamp(op, qy);  // the full code range
     return true;
   }
 
