@@ -1,4 +1,4 @@
-// Optimized run steps of 8-bit Add/Sub (17), Mul (18) and tables (20): typed loops over the
+// Optimized run steps of 8/16-bit Add/Sub (17), Mul (18) and tables (20): typed loops over the
 // common broadcast patterns instead of the reference's int64 copies and general index walk.
 // Bit-identical to the reference kernels (tests/kernels/x86/elementwise_fast_test.cc); anything
 // outside the handled cases runs the reference kernel.
@@ -9,7 +9,8 @@
 namespace fixpoint::xk {
 namespace {
 
-bool is8(DType t) { return t == DType::Int8 || t == DType::UInt8; }
+// 8- and 16-bit codes: |q - z| < 2^16, which keeps every product below in int64.
+bool narrow(DType t) { return t == DType::Int8 || t == DType::UInt8 || t == DType::Int16 || t == DType::UInt16; }
 
 // Operand b (right-aligned against the output) is 1 everywhere except one contiguous run of
 // dims equal to the output's: then b's element for output o is (o / inner) % span. Covers equal
@@ -40,9 +41,9 @@ bool block_broadcast(const Shape& out, const Shape& b, int64_t* inner, int64_t* 
 // The binary kernels' shared frame: a must have the output's shape, b a block broadcast; calls
 // f(q_a - z_a, q_b - z_b) for each output and stores its code.
 template <typename F>
-bool binary8(qref::QContext& c, F&& f) {
+bool binary_narrow(qref::QContext& c, F&& f) {
   const Tensor &a = *c.in[0], &b = *c.in[1];
-  if (!is8(a.dtype()) || !is8(b.dtype()) || !is8(c.out_q[0].type)) return false;
+  if (!narrow(a.dtype()) || !narrow(b.dtype()) || !narrow(c.out_q[0].type)) return false;
   Shape ys = ref::broadcast(a.shape(), b.shape(), c.op.node);
   int64_t inner, span;
   if (ys != a.shape() || !block_broadcast(ys, b.shape(), &inner, &span)) return false;
@@ -77,26 +78,28 @@ bool addsub_fast(qref::QContext& c) {
   const QOp& op = c.op;
   int64_t A = op.ints.at("A"), B = op.ints.at("B") * op.ints.at("sign");
   int L = static_cast<int>(op.ints.at("L"));
-  // |q| <= 255 and |A|, |B| < 2^40: the sum stays far inside int64, where RSH (4) is the
-  // reference's 128-bit RSH.
+  // |q - z| < 2^16 and |A|, |B| < 2^40: the sum stays inside int64 (< 2^57), where RSH (4) is
+  // the reference's 128-bit RSH.
   if (std::abs(A) >= (int64_t{1} << 40) || std::abs(B) >= (int64_t{1} << 40) || L < 1 || L > 62) return false;
   fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
   int64_t zy = c.out_q[0].zero_point;
-  return binary8(c, [&](int64_t a, int64_t b) { return fx::sat(fx::rsh(a * A + b * B, L) + zy, r); });
+  return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::sat(fx::rsh(a * A + b * B, L) + zy, r); });
 }
 
 bool mul_fast(qref::QContext& c) {
   const QOp& op = c.op;
-  if (op.ints.at("wide")) return false;
   fx::Multiplier mu{op.ints.at("m"), static_cast<int>(op.ints.at("n"))};
+  // (13) in int64 equals the wide layers' 128-bit form while |(q_a - z_a)(q_b - z_b) m| < 2^62.
+  auto bits = [](DType t) { return static_cast<int>(dtype_size(t)) * 8; };
+  if (bits(c.in[0]->dtype()) + bits(c.in[1]->dtype()) + 32 > 62 || std::abs(mu.m) >= (int64_t{1} << 31)) return false;
   fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
   int64_t zy = c.out_q[0].zero_point;
-  return binary8(c, [&](int64_t a, int64_t b) { return fx::requantize(a * b, mu, zy, r); });
+  return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize(a * b, mu, zy, r); });
 }
 
 bool lut_fast(qref::QContext& c) {
   const Tensor& x = *c.in[0];
-  if (!is8(x.dtype())) return false;
+  if (!narrow(x.dtype())) return false;
   Tensor& y = c.output(0, x.shape());
   const int32_t* tab = c.op.consts.at("table").data<int32_t>();
   int64_t lo = c.op.ints.at("in_lo");

@@ -1,4 +1,4 @@
-// Optimized 8-bit Add/Sub, Mul and table lookups (see elementwise_fast.cc). Each returns false,
+// Optimized 8/16-bit Add/Sub, Mul and table lookups (see elementwise_fast.cc). Each returns false,
 // leaving the context untouched, when the op is outside the cases it handles.
 #pragma once
 #include "../reference/integer/integer_kernels.h"

@@ -53,17 +53,24 @@ inline Tensor random_weights(const Shape& s, int64_t wmax, std::mt19937& rng) {
   return w;
 }
 
-inline void set_output(Case& c, std::mt19937& rng) {
-  c.qy.type = rng() % 2 ? DType::UInt8 : DType::Int8;
+// A random code type: 8-bit, or, when `wide`, 16-bit a third of the time (fused intermediates).
+inline DType random_code_type(std::mt19937& rng, bool wide) {
+  bool w16 = wide && rng() % 3 == 0;
+  bool u = rng() % 2;
+  return w16 ? (u ? DType::UInt16 : DType::Int16) : (u ? DType::UInt8 : DType::Int8);
+}
+
+inline void set_output(Case& c, std::mt19937& rng, bool wide = false) {
+  c.qy.type = random_code_type(rng, wide);
   fx::Range r = fx::range_of(c.qy.type);
-  c.qy.zero_point = c.qy.type == DType::UInt8 ? static_cast<int64_t>(rng() % 40) : 0;
+  c.qy.zero_point = c.qy.type == DType::UInt8 || c.qy.type == DType::UInt16 ? static_cast<int64_t>(rng() % 40) : 0;
   c.op.ints["lo"] = r.lo;
   c.op.ints["hi"] = r.hi;
 }
 
-inline void set_input(Case& c, const Shape& s, std::mt19937& rng) {
-  c.qx.type = rng() % 2 ? DType::UInt8 : DType::Int8;
-  c.qx.zero_point = c.qx.type == DType::UInt8 ? static_cast<int64_t>(rng() % 128) : static_cast<int64_t>(rng() % 5) - 2;
+inline void set_input(Case& c, const Shape& s, std::mt19937& rng, bool wide = false) {
+  c.qx.type = random_code_type(rng, wide);
+  c.qx.zero_point = c.qx.type == DType::UInt8 || c.qx.type == DType::UInt16 ? static_cast<int64_t>(rng() % 128) : static_cast<int64_t>(rng() % 5) - 2;
   c.x = random_codes(c.qx.type, s, rng);
 }
 
