@@ -16,7 +16,7 @@ struct CompileArgs {
   std::string model, out_dir, scale_mode = "float", calib_method = "percentile", config;
   int bits = 8;
   double auto_mixed = 0;  // 0: off
-  bool qat = false, quiet = false, bias_correction = false, asymmetric = false;
+  bool qat = false, quiet = false, bias_correction = false, asymmetric = false, narrow_intermediates = false;
   std::vector<std::string> calib, shapes, bits16, bits8, params16, deny, allow, disabled_passes;
 };
 
@@ -85,6 +85,8 @@ ConfigValues apply_config(CompileArgs& a, const CLI::App& app) {
         if (!given("--shape")) a.shapes = json_list(v, k);
       } else if (k == "bias_correction") {
         if (!given("--bias-correction")) a.bias_correction = v.get<bool>();
+      } else if (k == "narrow_intermediates") {
+        if (!given("--narrow-intermediates")) a.narrow_intermediates = v.get<bool>();
       } else if (k == "auto_mixed" || k == "mixed_precision_factor") {
         if (!given("--auto-mixed")) a.auto_mixed = v.get<double>();
       } else if (k == "calibration_frames") {
@@ -120,6 +122,7 @@ void run_compile(CompileArgs a, const CLI::App& app) {
   o.qat = a.qat;
   o.bias_correction = a.bias_correction;
   o.asymmetric = a.asymmetric;
+  o.wide_intermediates = !a.narrow_intermediates;
   o.bits16 = split_list(a.bits16);
   o.bits8 = split_list(a.bits8);
   FP_CHECK(o.bits8.empty() || a.bits == 16, "--bits8 keeps layers at 8 bits in a 16-bit program: use it with --bits 16");
@@ -180,6 +183,8 @@ void add_compile_command(CLI::App& app) {
   c->add_option("--calib-method", a->calib_method, "Range estimation: percentile (default, 99.99th of |x|), minmax, mse, entropy");
   c->add_option("--scale-mode", a->scale_mode, "float (any scale, multiplier+shift) or pow2 (power-of-two scales)");
   c->add_flag("--bias-correction", a->bias_correction, "Correct each layer's bias by its mean calibration error");
+  c->add_flag("--narrow-intermediates", a->narrow_intermediates,
+              "8-bit: store every tensor at 8 bits, also those inside fused kernels (docs/arithmetic.md 2.7)");
   c->add_flag("--asymmetric", a->asymmetric, "8-bit: uint8 with a zero point for lopsided signed ranges");
   c->add_flag("--qat", a->qat, "Use Clip/Relu6 ranges of a QAT model as quantization ranges");
   c->add_option("--bits16", a->bits16, "Layers at 16 bits: node names, output names, globs or op:TYPE (comma-separated)");

@@ -33,6 +33,10 @@ struct CompileOptions {
   std::vector<std::string> disabled_passes;  // compile-time rewrites to skip (by pass name)
   bool asymmetric = false;             // 8-bit: uint8 + zero point for lopsided signed ranges (8a)
   bool bias_correction = false;        // empirical per-channel bias correction (Conv/Gemm/MatMul)
+  // §2.7: in 8-bit layers, tensors that never leave a fused kernel (a Conv's result read only by
+  // elementwise ops, the steps of an elementwise chain) keep 16 bits. false: every tensor is
+  // stored at its layer's width, as on an accelerator that runs one op at a time.
+  bool wide_intermediates = true;
   std::function<void(const std::string&)> progress;  // progress lines (may be empty)
   std::shared_ptr<CalibrationCache> calibration_cache;  // optional, see make_calibration_cache
 };

@@ -59,6 +59,9 @@ std::unique_ptr<Pass> make_fuse_hardsigmoid();
 // bias; Mul (any padding) / Add (no padding) by per-input-channel constants before a Conv -> the
 // Conv's weights and bias.
 std::unique_ptr<Pass> make_fold_conv_affine();
+// Conv over a channel Concat read by nothing else -> one Conv per Concat input (weights split
+// by input channel, bias on the first) and an Add chain of their outputs.
+std::unique_ptr<Pass> make_split_concat_conv();
 // Reshape/Flatten/Squeeze/Unsqueeze chains ending in a constant Reshape collapse to one
 // Reshape; Transpose pairs compose; identity Transposes and no-op Reshapes disappear.
 std::unique_ptr<Pass> make_simplify_reshape_transpose();

@@ -50,6 +50,8 @@ PassManager PassManager::compile_time(const std::vector<std::string>& disabled) 
   all.push_back(make_fuse_gelu());
   all.push_back(make_fuse_layernorm());
   all.push_back(make_fold_conv_affine());
+  // Last: a BatchNormalization or per-channel affine after the Conv must fold into it first.
+  all.push_back(make_split_concat_conv());
   all.push_back(make_dead_node_elimination());
   PassManager pm;
   std::set<std::string> off(disabled.begin(), disabled.end());

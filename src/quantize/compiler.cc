@@ -163,6 +163,7 @@ class Compiler {
     for (const auto& l : plog.lines) rewrites_.push_back(l);
     for (const auto& e : plog.entries) rewrite_entries_.push_back({{"pass", e.pass}, {"detail", e.detail}, {"nodes", e.nodes}});
     part_ = partition_graph(g_, PartitionOptions{opts_.deny, opts_.allow});
+    if (opts_.bits == 8 && opts_.wide_intermediates) find_fused_intermediates();
 
     prog_.source_model = path;
     prog_.scale_mode = opts_.scale_mode;
@@ -204,6 +205,7 @@ class Compiler {
   std::vector<std::string> rewrites_;  // readable lines for compile_report.txt
   json rewrite_entries_ = json::array();  // {pass, detail, nodes} for compile_report.json
   std::set<std::string> consumed_;  // nodes fused into an earlier op
+  std::set<std::string> fused_intermediates_;  // §2.7: kept at 16 bits in 8-bit layers
   Partition part_;                  // which nodes the accelerator runs (capability, deny/allow, islands)
   Graph before_rewrites_;           // the imported graph, for the tensors rewrites and fusion removed
   std::vector<ValueInfo> model_inputs_;  // as imported: calibration samples may lack their batch dim
@@ -328,6 +330,52 @@ class Compiler {
       for (const auto& in : g_.inputs)
         if (in.name == n.inputs[0] && match::single_consumer(g_, in.name) == &n) qat_ranges_[in.name] = {lo, hi};
     }
+  }
+
+  // §2.7 Fused intermediates. A tensor is produced and read inside one fused kernel, so it never
+  // reaches memory, when its producer is a Conv/Gemm/MatMul with constant weights (with its
+  // fused Relu/Clip) or an elementwise op, and every reader is an elementwise op (Add, Sub, Mul,
+  // Div or a table), all 8-bit layers on the accelerator. Such tensors keep 16 bits: x + r(x^2 - x)
+  // evaluated step by step in registers, a Conv's result fed to its Tanh, two Convs' partial sums
+  // added. A tensor handed to a float CPU op keeps 16 bits too: the CPU dequantizes it at once,
+  // and an 8-bit handoff would add a rounding float never has. Tensors that cross memory
+  // between accelerator layers (read by a Conv, Concat, pool, reshape...) stay 8-bit.
+  void find_fused_intermediates() {
+    std::map<std::string, std::vector<const Node*>> readers;
+    std::map<std::string, const Node*> producer;
+    for (const auto& n : g_.nodes) {
+      for (const auto& in : n.inputs)
+        if (!in.empty()) readers[in].push_back(&n);
+      for (const auto& o : n.outputs) producer[o] = &n;
+    }
+    auto on_acc8 = [&](const Node& n) { return n.domain.empty() && layer_allowed(n) && layer_bits(n) == 8; };
+    auto elementwise = [&](const Node& n) {
+      bool binary = (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div") &&
+                    n.inputs.size() == 2;
+      return on_acc8(n) && (binary || kLutOps.count(n.op_type));
+    };
+    auto weighted = [&](const Node& n) {
+      bool mm = n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "Gemm" || n.op_type == "MatMul";
+      return on_acc8(n) && mm && n.inputs.size() >= 2 && g_.initializers.count(n.inputs[1]);
+    };
+    for (const auto& [t, p] : producer) {
+      // An imported QDQ model's own encodings win (§2.6).
+      if (g_.is_graph_output(t) || !is_float_activation(t) || qdq_.activations.count(t)) continue;
+      auto r = readers.find(t);
+      if (r == readers.end()) continue;
+      const Node* src = p;
+      if ((p->op_type == "Relu" || p->op_type == "Clip") && producer.count(p->inputs[0]) &&
+          match::single_consumer(g_, p->inputs[0]) == p)
+        src = producer.at(p->inputs[0]);  // a Relu/Clip the Conv fuses
+      if (!weighted(*src) && !elementwise(*p)) continue;
+      if (std::all_of(r->second.begin(), r->second.end(), [&](const Node* c) { return elementwise(*c) || !layer_allowed(*c); }))
+        fused_intermediates_.insert(t);
+    }
+  }
+
+  // The width a layer's output is stored at: the layer's, or 16 bits for a fused intermediate.
+  int out_bits(const QOp& op, const std::string& out) const {
+    return op.bits == 8 && fused_intermediates_.count(out) ? 16 : op.bits;
   }
 
   int layer_bits(const Node& n) const {
@@ -647,11 +695,8 @@ class Compiler {
     QParams qx = q_of(n.inputs[0]);
     double lo, hi;
     std::string out = fuse_activation(op, &lo, &hi);
-    QParams qy = activation_qparams(out, op.bits);
-    if (std::isfinite(lo) && lo >= 0) {  // fused Relu/Clip >= 0: unsigned output
-      nonneg_.insert(out);
-      qy = activation_qparams(out, op.bits);
-    }
+    if (std::isfinite(lo) && lo >= 0) nonneg_.insert(out);  // fused Relu/Clip >= 0: unsigned output
+    QParams qy = activation_qparams(out, out_bits(op, out));
     set_q(out, qy);
     DType wt = params16(n) ? DType::Int16 : DType::Int8;
     bool wide = op.bits == 16 || wt == DType::Int16 || qx.bits() == 16;
@@ -742,9 +787,9 @@ class Compiler {
     if ((n.op_type == "Mul" || n.op_type == "Div") && nonneg_.count(n.inputs[0]) && nonneg_.count(n.inputs[1]))
       nonneg_.insert(out);
     if (n.op_type == "Add" && nonneg_.count(n.inputs[0]) && nonneg_.count(n.inputs[1])) nonneg_.insert(out);
-    QParams qy = activation_qparams(out, op.bits);
+    QParams qy = activation_qparams(out, out_bits(op, out));
     set_q(out, qy);
-    bool wide = op.bits == 16 || qa.bits() == 16 || qb.bits() == 16;
+    bool wide = op.bits == 16 || qa.bits() == 16 || qb.bits() == 16 || qy.bits() == 16;
     if (n.op_type == "Mul" || n.op_type == "Div") {
       op.kind = n.op_type == "Mul" ? "mul" : "div";
       double M = n.op_type == "Mul" ? qa.scale * qb.scale / qy.scale : qa.scale / (qb.scale * qy.scale);  // (18), (32)
@@ -753,7 +798,8 @@ class Compiler {
       op.ints["n"] = mu.n;
     } else {
       op.kind = "addsub";
-      int L = wide ? 36 : 20;
+      // (17)'s bound grows with |q_a|, |q_b|, not with the output width: 8-bit operands need L = 20.
+      int L = op.bits == 16 || qa.bits() == 16 || qb.bits() == 16 ? 36 : 20;
       op.ints["L"] = L;
       op.ints["A"] = static_cast<int64_t>(fx::round_half_up(std::ldexp(qa.scale / qy.scale, L)));
       op.ints["B"] = static_cast<int64_t>(fx::round_half_up(std::ldexp(qb.scale / qy.scale, L)));
@@ -959,7 +1005,7 @@ class Compiler {
     if (!composed && (n.op_type == "Clip") && clip_bounds(g_, n, &lo, &hi) && lo >= 0) nonneg_.insert(out);
     QParams qy;
     // A QAT Clip keeps its range; a Relu/Clip on the same scale maps codes to themselves.
-    qy = activation_qparams(out, op.bits);
+    qy = activation_qparams(out, out_bits(op, out));
     set_q(out, qy);
     fx::Range ry = fx::range_of(qy.type);
     Tensor table(DType::Int32, {x.numel()});
@@ -1103,12 +1149,21 @@ class Compiler {
     int boundary = count_boundary_tensors(ins, outs, acc);
     rep["subgraphs"] = subgraphs;
     rep["removed_tensors"] = removed_tensors();
+    // §2.7: which tensors of 8-bit layers stay 16-bit inside fused kernels (only those quantized).
+    json fused_wide = json::array();
+    for (const auto& t : fused_intermediates_)
+      if (prog_.tensors.count(t) && prog_.tensors.at(t).bits() == 16) fused_wide.push_back(t);
+    rep["fused_intermediates_16bit"] = fused_wide;
     rep["subgraph_counts"] = {{"accelerator", n_acc}, {"cpu", n_cpu}, {"boundary_tensors", boundary}};
     txt << "fixpoint compile report\n  model: " << prog_.source_model << "\n  bits: " << prog_.bits
         << "   scale mode: " << prog_.scale_mode << "   rounding: half up (docs/arithmetic.md (2))\n  ops: "
         << prog_.ops.size() << " (" << (prog_.ops.size() - n_float) << " fixed point, " << n_float
         << " float on the CPU)\n  subgraphs: " << n_acc << " accelerator, " << n_cpu << " cpu; " << boundary
         << " tensor(s) cross between them\n";
+    if (!fused_wide.empty())
+      txt << "  " << fused_wide.size()
+          << " tensor(s) of 8-bit layers kept at 16 bits inside fused kernels (docs/arithmetic.md 2.7; "
+             "--narrow-intermediates stores them at 8)\n";
     if (n_float) {
       txt << "\nfallback nodes (run on the CPU in float, between dequantize and quantize):\n";
       for (const auto& f : fallback)

@@ -49,25 +49,29 @@ def test_zero_dce_is_one_accelerator_subgraph_without_constant_factors(zero_dce)
         for i in range(len(ref)):
             assert abs(got[i].mean() / ref[i].mean() - 1) < 0.05, (bits, i)
         print(f"zero_dce int{bits}: PSNR {psnr(ref, got):.2f} dB vs float")
-        if bits == 16:
-            assert psnr(ref, got) >= 45
-        else:
-            # docs/accuracy.md: the curve x + r(x^2 - x) doubles dark pixels eight times, so 8-bit
-            # errors grow up to 256x; all-int8 measures ~28-30 dB here, not the issue's 45.
-            assert psnr(ref, got) >= 25
+        # int8 reaches the issue's 45 dB through §2.7 (the curve steps and the Conv sums stay
+        # 16-bit inside their fused kernels) and split_concat_conv (the skip Concats' small maps keep
+        # their own scales); measured 48.1 dB int8, 61.0 dB int16.
+        assert psnr(ref, got) >= 45
+    # Every tensor stored at 8 bits (an accelerator that runs one op at a time): the curve doubles
+    # dark pixels eight times, so 8-bit roundings grow up to 256x (measured 35.1 dB).
+    _, narrow = compile_run(zero_dce, "narrow8", "--narrow-intermediates", "--disable-pass", "split_concat_conv")
+    print(f"zero_dce int8, every tensor 8-bit: PSNR {psnr(ref, narrow):.2f} dB vs float")
+    assert 25 <= psnr(ref, narrow) < 45
 
 
 def test_deny_tanh_puts_exactly_tanh_on_the_cpu(zero_dce):
     ref = np.load(zero_dce / "float" / "enhanced.npy").astype(np.float64)
-    report, got = compile_run(zero_dce, "deny16", "--deny", "op:Tanh", bits=16)
+    report, got = compile_run(zero_dce, "deny8", "--deny", "op:Tanh")
     assert [(f["op"], f["reason"]) for f in report["fallback_nodes"]] == [("Tanh", "denied by user (--deny)")]
     kinds = [s["kind"] for s in report["subgraphs"]]
     assert kinds.count("accelerator") >= 2 and kinds.count("cpu") == 1
+    print(f"zero_dce int8 with Tanh on the CPU: PSNR {psnr(ref, got):.2f} dB vs float")
     assert psnr(ref, got) >= 45
     # TIDL's config keys do the same.
     for key, value in (("deny_list:layer_type", "Tanh"), ("deny_list", "MaxPool, Tanh"), ("deny_list:layer_name", "/Tanh")):
         cfg = zero_dce / "cfg.json"
-        cfg.write_text(json.dumps({key: value, "tensor_bits": 16}))
+        cfg.write_text(json.dumps({key: value, "tensor_bits": 8}))
         prog = zero_dce / "prog_cfg"
         run_cli("compile", zero_dce / "zero_dce.onnx", "--calib", f"image={zero_dce / 'zero_dce_calib.npy'}", "-o",
                 prog, "-q", "--config", cfg)
@@ -77,9 +81,9 @@ def test_deny_tanh_puts_exactly_tanh_on_the_cpu(zero_dce):
 
 
 def test_allow_restricts_the_accelerator(zero_dce):
-    report, _ = compile_run(zero_dce, "allow", "--allow", "op:Conv,op:Concat")
+    report, _ = compile_run(zero_dce, "allow", "--allow", "op:Conv,op:Add")
     on_acc = {l["op"] for l in report["layers"] if l["kind"] != "float"}
-    assert on_acc == {"Conv", "Concat"}
+    assert on_acc == {"Conv", "Add"}  # the skip Concats became sums of Convs (split_concat_conv)
     assert all(f["reason"] == "denied by user (not in --allow)" for f in report["fallback_nodes"])
 
 

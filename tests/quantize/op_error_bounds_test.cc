@@ -3,30 +3,14 @@
 // inputs, and compared with the float op evaluated on the *dequantized* inputs (and weights).
 #include <gtest/gtest.h>
 
-#include <cstdio>
-#include <filesystem>
-#include <unistd.h>
-
-#include "fixpoint/compiler.h"
+#include "compile_test_util.h"
 #include "fixpoint/fixedpoint.h"
-#include "fixpoint/onnx_import.h"
 #include "fixpoint/program_runner.h"
-#include "test_util.h"
 
 namespace fixpoint {
 namespace {
 
 using test::make_node;
-
-class MemorySource : public CalibrationSource {
- public:
-  explicit MemorySource(std::vector<std::map<std::string, Tensor>> s) : s_(std::move(s)) {}
-  size_t size() const override { return s_.size(); }
-  std::map<std::string, Tensor> sample(size_t i) const override { return s_[i]; }
-
- private:
-  std::vector<std::map<std::string, Tensor>> s_;
-};
 
 struct OpCase {
   std::string name;
@@ -45,15 +29,10 @@ void PrintTo(const Mode& m, std::ostream* os) { *os << m.bits << "-bit" << (m.as
 Mode g_mode{8, false};
 
 Program compile_graph(const Graph& g, int bits, const std::vector<std::map<std::string, Tensor>>& calib) {
-  std::string path = cat(std::filesystem::temp_directory_path().string(), "/fixpoint_op_test_", getpid(), ".onnx");
-  save_onnx(g, path);
   CompileOptions o;
   o.bits = bits;
   o.asymmetric = g_mode.asymmetric;
-  MemorySource src(calib);
-  CompileResult r = compile_model(path, o, &src);
-  std::remove(path.c_str());
-  return r.program;
+  return test::compile_graph(g, o, calib).program;
 }
 
 Tensor dequantized_input(const Tensor& x, const QParams& q) {
