@@ -16,7 +16,8 @@ struct CompileArgs {
   std::string model, out_dir, scale_mode = "float", calib_method = "percentile", config;
   int bits = 8;
   double auto_mixed = 0;  // 0: off
-  bool qat = false, quiet = false, bias_correction = false, asymmetric = false, narrow_intermediates = false;
+  bool qat = false, quiet = false, bias_correction = false, asymmetric = false, symmetric = false,
+       narrow_intermediates = false;
   std::vector<std::string> calib, shapes, bits16, bits8, params16, deny, allow, disabled_passes;
 };
 
@@ -121,7 +122,7 @@ void run_compile(CompileArgs a, const CLI::App& app) {
   o.calib_method = a.calib_method;
   o.qat = a.qat;
   o.bias_correction = a.bias_correction;
-  o.asymmetric = a.asymmetric;
+  o.asymmetric = !a.symmetric;  // (8a) is the default; --asymmetric only says so
   o.wide_intermediates = !a.narrow_intermediates;
   o.bits16 = split_list(a.bits16);
   o.bits8 = split_list(a.bits8);
@@ -185,7 +186,9 @@ void add_compile_command(CLI::App& app) {
   c->add_flag("--bias-correction", a->bias_correction, "Correct each layer's bias by its mean calibration error");
   c->add_flag("--narrow-intermediates", a->narrow_intermediates,
               "8-bit: store every tensor at 8 bits, also those inside fused kernels (docs/arithmetic.md 2.7)");
-  c->add_flag("--asymmetric", a->asymmetric, "8-bit: uint8 with a zero point for lopsided signed ranges");
+  auto* asym = c->add_flag("--asymmetric", a->asymmetric,
+                           "8-bit: uint8 with a zero point for lopsided signed ranges (the default)");
+  c->add_flag("--symmetric", a->symmetric, "8-bit: every signed tensor int8 with zero point 0 (no (8a))")->excludes(asym);
   c->add_flag("--qat", a->qat, "Use Clip/Relu6 ranges of a QAT model as quantization ranges");
   c->add_option("--bits16", a->bits16, "Layers at 16 bits: node names, output names, globs or op:TYPE (comma-separated)");
   c->add_option("--bits8", a->bits8, "With --bits 16: layers kept at 8 bits (same syntax)");

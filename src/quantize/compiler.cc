@@ -159,7 +159,13 @@ class Compiler {
       if (n.op_type == "Softmax" || n.op_type == "Sigmoid" || n.op_type == "HardSigmoid" || n.op_type == "Tanh")
         bounded_.insert(n.outputs[0]);
     before_rewrites_ = g_;  // (tensor storage is shared: a cheap copy)
-    PassLog plog = PassManager::compile_time(opts_.disabled_passes).run(g_);
+    // split_concat_conv pays only where its partial sums stay 16-bit inside the fused Add (§2.7):
+    // a 16-bit program would round each partial sum to 16 bits, more error than its Concat's.
+    std::vector<std::string> disabled = opts_.disabled_passes;
+    if ((opts_.bits != 8 || !opts_.wide_intermediates) &&
+        std::find(disabled.begin(), disabled.end(), "split_concat_conv") == disabled.end())
+      disabled.push_back("split_concat_conv");
+    PassLog plog = PassManager::compile_time(disabled).run(g_);
     for (const auto& l : plog.lines) rewrites_.push_back(l);
     for (const auto& e : plog.entries) rewrite_entries_.push_back({{"pass", e.pass}, {"detail", e.detail}, {"nodes", e.nodes}});
     part_ = partition_graph(g_, PartitionOptions{opts_.deny, opts_.allow});
