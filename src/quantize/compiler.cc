@@ -445,6 +445,15 @@ class Compiler {
         q.type = DType::UInt8;
         q.scale = s_asym;
         q.zero_point = fx::sat(static_cast<int64_t>(fx::round_half_up(-lo_c / s_asym)), fx::range_of(DType::UInt8));
+        // (8b) The low end on the grid: a lopsided range's minimum is usually a floor many values
+        // sit on (HardSwish's 0 plateau after an affine: 17-33% of PaddleOCR's values), and off
+        // the grid it becomes one constant error the next Conv sums coherently. With k whole
+        // steps below zero, s = -lo / k puts it on code 0 exactly, when that costs <= 1.25x step.
+        double k = std::floor(-lo_c / s_asym);
+        if (k >= 1 && -lo_c / k <= 1.25 * s_asym) {
+          q.scale = -lo_c / k;
+          q.zero_point = static_cast<int64_t>(k);
+        }
       }
     }
     return q;
