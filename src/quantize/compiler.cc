@@ -445,7 +445,7 @@ class Compiler {
         q.type = DType::UInt8;
         q.scale = s_asym;
         q.zero_point = fx::sat(static_cast<int64_t>(fx::round_half_up(-lo_c / s_asym)), fx::range_of(DType::UInt8));
-        // (8b) The low end on the grid: a lopsided range's minimum is usually a floor many values
+        // (8b) The low end on the grid: a lopsided range's minimum is often a floor many values
         // sit on (HardSwish's 0 plateau after an affine: 17-33% of PaddleOCR's values), and off
         // the grid it becomes one constant error the next Conv sums coherently. With k whole
         // steps below zero, s = -lo / k puts it on code 0 exactly, when that costs <= 1.25x step.
@@ -1023,9 +1023,9 @@ class Compiler {
     qy = activation_qparams(out, out_bits(op, out));
     set_q(out, qy);
     fx::Range ry = fx::range_of(qy.type);
-    Tensor table(DType::Int32, {x.numel()});
+    Tensor table(qy.type, {x.numel()});  // output codes: 64 KB for a 16-bit input and 8-bit output
     for (int64_t i = 0; i < x.numel(); ++i)
-      table.data<int32_t>()[i] = static_cast<int32_t>(fx::quantize(fy.get_f64(i), qy.scale, qy.zero_point, ry));
+      table.set_f64(i, static_cast<double>(fx::quantize(fy.get_f64(i), qy.scale, qy.zero_point, ry)));
     op.kind = "lut";
     op.consts["table"] = table;
     op.ints["in_lo"] = rx.lo;

@@ -99,9 +99,10 @@ bool mul_fast(qref::QContext& c) {
 
 bool lut_fast(qref::QContext& c) {
   const Tensor& x = *c.in[0];
-  if (!narrow(x.dtype())) return false;
+  const Tensor& tab = c.op.consts.at("table");
+  // Tables hold output codes (int32 in artifacts written before session 4).
+  if (!narrow(x.dtype()) || (tab.dtype() != c.out_q[0].type && tab.dtype() != DType::Int32)) return false;
   Tensor& y = c.output(0, x.shape());
-  const int32_t* tab = c.op.consts.at("table").data<int32_t>();
   int64_t lo = c.op.ints.at("in_lo");
   qref::visit_int(x.dtype(), [&](auto tx) {
     qref::visit_int(y.dtype(), [&](auto ty) {
@@ -109,7 +110,11 @@ bool lut_fast(qref::QContext& c) {
       using Y = decltype(ty);
       const X* px = x.data<X>();
       Y* py = y.data<Y>();
-      for (int64_t i = 0; i < x.numel(); ++i) py[i] = static_cast<Y>(tab[static_cast<int64_t>(px[i]) - lo]);
+      auto lookup = [&](const auto* t) {
+        for (int64_t i = 0; i < x.numel(); ++i) py[i] = static_cast<Y>(t[static_cast<int64_t>(px[i]) - lo]);
+      };
+      if (tab.dtype() == DType::Int32) lookup(tab.data<int32_t>());
+      else lookup(tab.data<Y>());
     });
   });
   return true;

@@ -234,9 +234,9 @@ void k_globalmaxpool(QContext& c) {
 void k_lut(QContext& c) {
   const Tensor& x = *c.in[0];
   Tensor& y = c.output(0, x.shape());
-  const Tensor& tab = c.op.consts.at("table");
+  std::vector<int64_t> tab = load_codes(c.op.consts.at("table"), 0);  // output codes, any integer type
   std::vector<int64_t> q = load_codes(x, c.op.ints.at("in_lo"));
-  for (auto& v : q) v = tab.data<int32_t>()[v];
+  for (auto& v : q) v = tab.at(static_cast<size_t>(v));
   store_codes(y, q);
 }
 
