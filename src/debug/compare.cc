@@ -398,13 +398,15 @@ std::string compare_html(const nlohmann::json& r, const std::vector<LayerError>&
     h << "<h2>Graph (accumulated SNR)</h2><div class=graph>" << svg << "</div>";
   }
   h << "<h2>All layers (program order)</h2><table><tr><th>node</th><th>op</th><th>bits</th><th>SNR dB</th>"
-    << "<th>local dB</th><th>cosine</th><th>max |err|</th><th>mean |err|</th><th>saturated %</th><th>scale</th></tr>";
+    << "<th>local dB</th><th>own dB</th><th>encoding dB</th><th>cosine</th><th>max |err|</th><th>mean |err|</th><th>saturated %</th><th>scale</th></tr>";
   for (const auto& l : r["layers"]) {
     h << "<tr><td class=l>" << html_escape(l["name"].get<std::string>()) << "</td><td class=l>"
       << html_escape(l["op"].get<std::string>()) << "</td><td>" << l["bits"].get<int>() << "</td><td style=\"background:"
       << snr_color(l["snr_db"].get<double>()) << "\">" << std::fixed << std::setprecision(1) << l["snr_db"].get<double>()
-      << "</td><td style=\"background:" << snr_color(l["local_snr_db"].get<double>()) << "\">" << l["local_snr_db"].get<double>()
-      << "</td><td>" << std::setprecision(4) << l["cosine"].get<double>() << "</td><td>" << l["max_abs_err"].get<double>()
+      << "</td><td style=\"background:" << snr_color(l["local_snr_db"].get<double>()) << "\">" << l["local_snr_db"].get<double>();
+    for (const char* k : {"own_snr_db", "encoding_snr_db"})  // which side to blame (docs/debugging.md)
+      h << "</td><td style=\"background:" << snr_color(l[k].get<double>()) << "\">" << l[k].get<double>();
+    h << "</td><td>" << std::setprecision(4) << l["cosine"].get<double>() << "</td><td>" << l["max_abs_err"].get<double>()
       << "</td><td>" << l["mean_abs_err"].get<double>() << "</td><td>" << std::setprecision(2)
       << l["saturated_pct"].get<double>() << "</td><td>" << std::scientific << std::setprecision(3)
       << l["scale"].get<double>() << std::fixed << "</td></tr>";

@@ -106,6 +106,12 @@ def test_html_report_renders_in_a_browser(tmp_path):
     dom = subprocess.run(browser + ["--dump-dom", url], capture_output=True, text=True, timeout=120).stdout
     body = dom.split("All layers")[1]
     assert body.count("<tr") == 1 + 3  # header + conv1..conv3
+    # The row of conv2 (the planted fault: its own weights are crushed) blames its own error, not
+    # its output encoding.
+    header = [c.split(">")[-1] for c in body.split("</tr>")[0].split("</th>")[:-1]]
+    row = [c for c in body.split("</tr>") if ">conv2<" in c][0]
+    cells = [c.split(">")[-1] for c in row.split("</td>")[:-1]]
+    assert float(cells[header.index("own dB")]) < 10 and float(cells[header.index("encoding dB")]) > 30
     assert dom.count("<svg") >= 3 * 2 + 1  # scatter + histogram per worst layer, and the graph
     assert "conv2" in dom.split("Graph (accumulated SNR)")[1]
     shot = tmp_path / "r.png"
