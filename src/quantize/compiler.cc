@@ -193,6 +193,7 @@ class Compiler {
     }
     plan();
     if (opts_.bias_correction && calib && opts_.bits != 32) correct_biases(*calib);
+    drop_unread_constants();
     return finish();
   }
 
@@ -504,6 +505,16 @@ class Compiler {
   }
 
   bool layer_allowed(const Node& n) const { return part_.on_accelerator(n.name); }
+
+  // The artifact keeps only the constants some op still reads (float fallback ops, shape
+  // operands of data movement, graph outputs): an integer op's weights live in its prepared
+  // constants, so their float originals would only double the file.
+  void drop_unread_constants() {
+    std::set<std::string> read;
+    for (const auto& op : prog_.ops) read.insert(op.node.inputs.begin(), op.node.inputs.end());
+    for (auto it = prog_.float_constants.begin(); it != prog_.float_constants.end();)
+      it = read.count(it->first) || g_.is_graph_output(it->first) ? std::next(it) : prog_.float_constants.erase(it);
+  }
 
   bool all_inputs_quantized(const Node& n, size_t count) const {
     for (size_t i = 0; i < std::min(count, n.inputs.size()); ++i)
