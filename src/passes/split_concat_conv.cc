@@ -20,19 +20,22 @@ class SplitConcatConv : public Pass {
       const Node& conv = g.nodes[i];
       if (conv.op_type != "Conv" || !conv.domain.empty() || conv.attr_int("group", 1) != 1 || conv.inputs.size() < 2)
         continue;
-      const Node* cat_node = match::producer(g, conv.inputs[0]);
+      auto prod = g.producers();
+      auto pc = prod.find(conv.inputs[0]);
       const Tensor* w = match::constant(g, conv.inputs[1]);
-      if (!cat_node || cat_node->op_type != "Concat" || !cat_node->domain.empty() || !w ||
-          w->dtype() != DType::Float32 || w->rank() < 3 || !match::inner(g, conv.inputs[0]))
+      if (pc == prod.end() || !w || w->dtype() != DType::Float32 || w->rank() < 3 || !match::inner(g, conv.inputs[0]))
         continue;
+      size_t cat_index = pc->second;
+      if (cat_index > i) continue;  // the index arithmetic below needs the Concat first (sorted graphs)
+      const Node* cat_node = &g.nodes[cat_index];
       int64_t axis = cat_node->attr_int("axis", 0);
+      if (cat_node->op_type != "Concat" || !cat_node->domain.empty() || (axis < 0 ? axis + w->rank() : axis) != 1) continue;
       std::vector<int64_t> channels;
       for (const auto& in : cat_node->inputs) {
         const ValueInfo* vi = g.info(in);
         if (in.empty() || !vi || !vi->shape || vi->shape->size() != static_cast<size_t>(w->rank())) break;
-        if (axis < 0) axis += w->rank();
         const auto& d = (*vi->shape)[1];
-        if (axis != 1 || !d.known() || g.initializers.count(in)) break;
+        if (!d.known() || g.initializers.count(in)) break;
         channels.push_back(d.value);
       }
       int64_t total = 0;
@@ -80,15 +83,12 @@ class SplitConcatConv : public Pass {
       }
       log.add(cat("split ", base.label(), " over Concat '", cat_name, "' into ", channels.size(), " Convs and their sum"),
               {base.name, cat_name});
-      // The Concat goes (its output had this Conv as only reader); the Conv's place takes the rest.
+      // The Conv's place takes the replacement; the Concat (its output had this Conv as only
+      // reader, and it stands before the Conv) goes, so the replacement starts at i - 1.
       g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(i));
       g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(i), replacement.begin(), replacement.end());
-      for (size_t j = 0; j < g.nodes.size(); ++j)
-        if (g.nodes[j].name == cat_name && g.nodes[j].op_type == "Concat") {
-          g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(j));
-          break;
-        }
-      i = static_cast<size_t>(-1);  // indices moved: scan again from the first node
+      g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(cat_index));
+      i += replacement.size() - 2;  // the loop's ++i moves to the first node after the replacement
       changed += static_cast<int>(replacement.size());
     }
     return changed;
