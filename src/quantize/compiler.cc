@@ -349,12 +349,10 @@ class Compiler {
   // between accelerator layers (read by a Conv, Concat, pool, reshape...) stay 8-bit.
   void find_fused_intermediates() {
     std::map<std::string, std::vector<const Node*>> readers;
-    std::map<std::string, const Node*> producer;
-    for (const auto& n : g_.nodes) {
+    for (const auto& n : g_.nodes)
       for (const auto& in : n.inputs)
         if (!in.empty()) readers[in].push_back(&n);
-      for (const auto& o : n.outputs) producer[o] = &n;
-    }
+    auto producers = g_.producers();
     auto on_acc8 = [&](const Node& n) { return n.domain.empty() && layer_allowed(n) && layer_bits(n) == 8; };
     auto elementwise = [&](const Node& n) {
       bool binary = (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div") &&
@@ -365,15 +363,16 @@ class Compiler {
       bool mm = n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "Gemm" || n.op_type == "MatMul";
       return on_acc8(n) && mm && n.inputs.size() >= 2 && g_.initializers.count(n.inputs[1]);
     };
-    for (const auto& [t, p] : producer) {
+    for (const auto& [t, index] : producers) {
       // An imported QDQ model's own encodings win (§2.6).
       if (g_.is_graph_output(t) || !is_float_activation(t) || qdq_.activations.count(t)) continue;
       auto r = readers.find(t);
       if (r == readers.end()) continue;
+      const Node* p = &g_.nodes[index];
       const Node* src = p;
-      if ((p->op_type == "Relu" || p->op_type == "Clip") && producer.count(p->inputs[0]) &&
+      if ((p->op_type == "Relu" || p->op_type == "Clip") && producers.count(p->inputs[0]) &&
           match::single_consumer(g_, p->inputs[0]) == p)
-        src = producer.at(p->inputs[0]);  // a Relu/Clip the Conv fuses
+        src = &g_.nodes[producers.at(p->inputs[0])];  // a Relu/Clip the Conv fuses
       if (!weighted(*src) && !elementwise(*p)) continue;
       if (std::all_of(r->second.begin(), r->second.end(), [&](const Node* c) { return elementwise(*c) || !layer_allowed(*c); }))
         fused_intermediates_.insert(t);
