@@ -65,6 +65,11 @@ async function main() {
     return v;
   };
   const repeat = option('--repeat', 1), threads = option('--threads', 1);
+  // --no-optimize: run the operators as written (no fusion of QDQ pairs into ONNX Runtime's
+  // integer kernels, whose u8s8 AVX2 path saturates pair sums on CPUs without VNNI).
+  const flagAt = args.indexOf('--no-optimize');
+  const optimize = flagAt < 0;
+  if (!optimize) args.splice(flagAt, 1);
   const [model, outdir, ...specs] = args;
   if (!model || !outdir) {
     console.error('usage: node ort_run.js MODEL.onnx OUTDIR NAME=FILE.npy ...');
@@ -76,7 +81,8 @@ async function main() {
     feeds[s.slice(0, eq)] = readNpy(s.slice(eq + 1));
   }
   // Single-threaded and without graph rewrites that change float rounding more than needed.
-  const session = await ort.InferenceSession.create(model, { intraOpNumThreads: threads, interOpNumThreads: 1 });
+  const session = await ort.InferenceSession.create(model, {
+    intraOpNumThreads: threads, interOpNumThreads: 1, ...(optimize ? {} : { graphOptimizationLevel: 'disabled' }) });
   const t0 = process.hrtime.bigint();
   let results = await session.run(feeds);
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;

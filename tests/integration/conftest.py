@@ -26,9 +26,12 @@ def run_cli(*args, check=True, env=None):
     return p
 
 
-def run_ort(model, outdir, inputs):
+def run_ort(model, outdir, inputs, optimize=True):
+    """optimize=False runs the operators as written (ONNX Runtime fuses QDQ pairs into integer
+    kernels otherwise; on CPUs without VNNI its u8s8 AVX2 kernels saturate pair sums)."""
     specs = [f"{k}={v}" for k, v in inputs.items()]
-    p = subprocess.run(["node", os.path.join(ORACLE, "ort_run.js"), str(model), str(outdir), *specs],
+    flags = [] if optimize else ["--no-optimize"]
+    p = subprocess.run(["node", os.path.join(ORACLE, "ort_run.js"), str(model), str(outdir), *specs, *flags],
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise AssertionError(f"onnxruntime failed on {model}: {p.stderr}")

@@ -72,7 +72,10 @@ def test_qdq_model_keeps_its_scales_and_matches_onnxruntime(tmp_path, oracle):
     run_cli("run", tmp_path / "p", "--input", f"x={tmp_path / 'x.npy'}", "-o", tmp_path / "out", "-q", "--raw")
     scales = (tmp_path / "out" / "scales.txt").read_text()
     assert "scale 0.1037 zero_point 110" in scales and "uint8" in scales
-    run_ort(tmp_path / "m.onnx", tmp_path / "ort", {"x": tmp_path / "x.npy"})
+    # The model's operators as written: ONNX Runtime's fused integer kernels are not the QDQ
+    # definition on every CPU (without VNNI its u8s8 AVX2 path saturates pair sums: 23 steps off
+    # on this model on an AVX2-only EPYC, where the unfused run and fixpoint agree).
+    run_ort(tmp_path / "m.onnx", tmp_path / "ort", {"x": tmp_path / "x.npy"}, optimize=False)
     got, want = np.load(tmp_path / "out" / "y.npy"), np.load(tmp_path / "ort" / "y.npy")
     steps = np.abs(got.astype(np.float64) - want) / np.float32(0.1037)
     assert steps.max() <= 1.0 + 1e-4, steps.max()
