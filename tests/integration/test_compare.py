@@ -201,3 +201,41 @@ def test_auto_mixed_promotes_the_planted_fault_within_budget(tmp_path):
     run_cli("compare", tmp_path / "p", "--input", f"x={tmp_path / 'a.npy'}", "-o", tmp_path / "c", "-q")
     last = json.loads((tmp_path / "c" / "compare.json").read_text())["layers"][-1]
     assert last["snr_db"] > 30  # the fault is gone from the output
+
+
+def concat_conv_model(path):
+    """x -> conv_a, conv_b -> Concat -> conv_c -> y: split_concat_conv turns conv_c into one
+    Conv per Concat input and an Add of the partial sums (tensors the float graph lacks)."""
+    rng = np.random.default_rng(5)
+    inits = [numpy_helper.from_array(rng.normal(0, 0.3, s).astype(np.float32), n)
+             for n, s in (("wa", (4, 3, 3, 3)), ("wb", (4, 3, 3, 3)), ("wc", (6, 8, 3, 3)))]
+    nodes = [helper.make_node("Conv", ["x", "wa"], ["a"], name="conv_a", pads=[1] * 4),
+             helper.make_node("Conv", ["x", "wb"], ["b0"], name="conv_b", pads=[1] * 4),
+             helper.make_node("Relu", ["b0"], ["b"], name="relu_b"),
+             helper.make_node("Concat", ["a", "b"], ["cat"], name="cat", axis=1),
+             helper.make_node("Conv", ["cat", "wc"], ["y"], name="conv_c", pads=[1] * 4)]
+    g = helper.make_graph(nodes, "concat_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 6, 16, 16])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_compare_and_auto_mixed_on_split_concat_conv(tmp_path):
+    """The partial sums split_concat_conv makes have no float twin: compare measures the Add that
+    joins them on the program's own partial sums instead of failing, and --auto-mixed (which
+    mixes widths across the parts) compiles."""
+    concat_conv_model(tmp_path / "m.onnx")
+    planted_samples(tmp_path)
+    run_cli("compile", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "-o", tmp_path / "p", "-q")
+    rep = json.loads((tmp_path / "p" / "compile_report.json").read_text())
+    assert any(r["pass"] == "split_concat_conv" for r in rep["rewrites"]), rep["rewrites"]
+    run_cli("compare", tmp_path / "p", "--input", f"x={tmp_path / 'a.npy'}", "-o", tmp_path / "c")
+    r = json.loads((tmp_path / "c" / "compare.json").read_text())
+    by = {l["output"]: l for l in r["layers"]}
+    assert by["y"]["snr_db"] > 25, by["y"]
+    for factor in ("1.1", "1.25", "2"):
+        run_cli("compile", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "-o", tmp_path / f"am{factor}",
+                "--auto-mixed", factor, "-q")
+        run_cli("run", tmp_path / f"am{factor}", "--input", f"x={tmp_path / 'a.npy'}", "--output-dir",
+                tmp_path / f"o{factor}", "-q")
