@@ -112,6 +112,14 @@ class TraceWriter {
   nlohmann::json index_ = nlohmann::json::object();
 };
 
+// §2.8: non-finite values are said once per tensor, never hidden (a program maps NaN to the
+// zero point and saturates Inf; the float reference propagates them).
+void warn_nonfinite(const std::map<std::string, Tensor>& tensors, const std::string& what) {
+  for (const auto& [name, t] : tensors)
+    if (NonFinite nf = count_nonfinite(t); nf.total())
+      std::cerr << "fixpoint: warning: " << what << " '" << name << "' holds " << nf.text() << "\n";
+}
+
 void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
   namespace fs = std::filesystem;
   ProgramRunner runner(load_program((fs::path(a.model) / "model.fxp").string()));
@@ -136,6 +144,7 @@ void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
     };
   ProgramOutputs out = timed_runs(a, cat("fixed-point isa=", ProgramRunner::kernel_isa(), " threads=", a.threads),
                                   [&] { return runner.run(inputs, on_op); });
+  warn_nonfinite(inputs, "input");
   write_outputs(a, out.values, "");
   if (a.raw) {
     write_outputs(a, out.codes, ".codes");
@@ -174,6 +183,8 @@ void run_run(const RunArgs& a) {
       for (size_t i = 0; i < outs.size(); ++i) trace.add(n.outputs[i], n.name, n.op_type, outs[i], nullptr, QParams{});
     };
   outputs = timed_runs(a, "float reference", [&] { return ex.run(inputs, ro); });
+  warn_nonfinite(inputs, "input");
+  warn_nonfinite(outputs, "output");
   write_outputs(a, outputs, "");
 }
 

@@ -103,4 +103,17 @@ class Tensor {
 // Bitwise equality of dtype, shape and contents.
 bool bit_equal(const Tensor& a, const Tensor& b);
 
+// NaN and +-Inf elements of a float tensor (zero for other dtypes), docs/arithmetic.md §2.8.
+struct NonFinite {
+  int64_t nan = 0, inf = 0;
+  int64_t total() const { return nan + inf; }
+  NonFinite& operator+=(const NonFinite& o) {
+    nan += o.nan;
+    inf += o.inf;
+    return *this;
+  }
+  std::string text() const;  // "2 NaN and 1 Inf value(s)"
+};
+NonFinite count_nonfinite(const Tensor& t);
+
 }  // namespace fixpoint

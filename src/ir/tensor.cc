@@ -231,4 +231,20 @@ bool bit_equal(const Tensor& a, const Tensor& b) {
   return a.nbytes() == 0 || std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
 
+NonFinite count_nonfinite(const Tensor& t) {
+  NonFinite r;
+  if (!dtype_is_float(t.dtype())) return r;
+  const float* p = t.dtype() == DType::Float32 ? t.data<float>() : nullptr;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = p ? p[i] : t.get_f64(i);
+    if (std::isnan(v)) ++r.nan;
+    else if (std::isinf(v)) ++r.inf;
+  }
+  return r;
+}
+
+std::string NonFinite::text() const {
+  return std::to_string(nan) + " NaN and " + std::to_string(inf) + " Inf value(s)";
+}
+
 }  // namespace fixpoint

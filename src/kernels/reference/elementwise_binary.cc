@@ -91,6 +91,25 @@ void k_prelu(KernelContext& c) {
     return x < C(0) ? static_cast<C>(s * x) : x;
   });
 }
+void k_mod(KernelContext& c) {
+  // fmod=1: the sign of the dividend (C fmod); fmod=0: the sign of the divisor (Python's %),
+  // what torch.remainder exports. Integer division by zero is an error.
+  bool fmod = c.node.attr_int("fmod", 0) != 0;
+  binary(c, c.in(0), c.in(1), false, false, [&c, fmod](auto x, auto y) {
+    using C = decltype(x);
+    if constexpr (std::is_integral_v<C>) {
+      FP_CHECK(y != 0, c.node.label(), ": integer modulo by zero");
+      C r = static_cast<C>(x % y);
+      if constexpr (std::is_signed_v<C>)
+        if (!fmod && r != 0 && ((r < 0) != (y < 0))) r = static_cast<C>(r + y);
+      return r;
+    } else {
+      C r = std::fmod(x, y);
+      if (!fmod && r != 0 && ((r < 0) != (y < 0))) r += y;
+      return r;
+    }
+  });
+}
 void k_equal(KernelContext& c) { binary(c, c.in(0), c.in(1), true, true, [](auto x, auto y) { return x == y; }); }
 void k_greater(KernelContext& c) { binary(c, c.in(0), c.in(1), true, false, [](auto x, auto y) { return x > y; }); }
 void k_less(KernelContext& c) { binary(c, c.in(0), c.in(1), true, false, [](auto x, auto y) { return x < y; }); }
@@ -148,6 +167,7 @@ void register_elementwise_binary(KernelRegistry& r) {
   r.add("Div", k_div);
   r.add("Pow", k_pow);
   r.add("PRelu", k_prelu);
+  r.add("Mod", k_mod);
   r.add("Equal", k_equal);
   r.add("Greater", k_greater);
   r.add("Less", k_less);

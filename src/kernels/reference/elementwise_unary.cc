@@ -38,7 +38,8 @@ void k_sqrt(KernelContext& c) { unary<false>(c, [](auto x) { return std::sqrt(x)
 void k_erf(KernelContext& c) { unary<false>(c, [](auto x) { return std::erf(x); }); }
 void k_tanh(KernelContext& c) { unary<false>(c, [](auto x) { return std::tanh(x); }); }
 void k_reciprocal(KernelContext& c) { unary<false>(c, [](auto x) { return decltype(x)(1) / x; }); }
-void k_relu(KernelContext& c) { unary<true>(c, [](auto x) { return x > zero_of(x) ? x : zero_of(x); }); }
+// Written so that NaN passes through (as in ONNX Runtime): only x < 0 is replaced.
+void k_relu(KernelContext& c) { unary<true>(c, [](auto x) { return x < zero_of(x) ? zero_of(x) : x; }); }
 void k_sigmoid(KernelContext& c) {
   // Written so that neither branch overflows exp().
   unary<false>(c, [](auto x) {
@@ -70,7 +71,8 @@ void k_hard_sigmoid(KernelContext& c) {
   float alpha = c.node.attr_float("alpha", 0.2f), beta = c.node.attr_float("beta", 0.5f);
   unary<false>(c, [alpha, beta](auto x) {
     using C = decltype(x);
-    return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
+    C v = C(alpha) * x + C(beta);
+    return v != v ? v : std::max(C(0), std::min(C(1), v));  // NaN passes through
   });
 }
 void k_hard_swish(KernelContext& c) {
@@ -99,6 +101,55 @@ void k_gelu(KernelContext& c) {
   }
 }
 
+void k_sign(KernelContext& c) {
+  unary<true>(c, [](auto x) -> decltype(x) {
+    using C = decltype(x);
+    if constexpr (std::is_unsigned_v<C>) {
+      return x > C(0) ? C(1) : C(0);
+    } else {
+      if (x != x) return x;  // NaN
+      return x > C(0) ? C(1) : (x < C(0) ? C(-1) : C(0));
+    }
+  });
+}
+void k_round(KernelContext& c) { unary<false>(c, [](auto x) { return std::nearbyint(x); }); }  // half to even
+void k_softsign(KernelContext& c) { unary<false>(c, [](auto x) { return x / (decltype(x)(1) + std::abs(x)); }); }
+void k_selu(KernelContext& c) {
+  float alpha = c.node.attr_float("alpha", 1.67326319217681884765625f), gamma = c.node.attr_float("gamma", 1.05070102214813232421875f);
+  unary<false>(c, [alpha, gamma](auto x) {
+    using C = decltype(x);
+    return x > C(0) ? C(gamma) * x : (x != x ? x : C(gamma) * (C(alpha) * std::exp(x) - C(alpha)));
+  });
+}
+void k_celu(KernelContext& c) {
+  float alpha = c.node.attr_float("alpha", 1.0f);
+  unary<false>(c, [alpha](auto x) {
+    using C = decltype(x);
+    return x != x ? x : std::max(C(0), x) + std::min(C(0), C(alpha) * (std::exp(x / C(alpha)) - C(1)));
+  });
+}
+void k_thresholded_relu(KernelContext& c) {
+  float alpha = c.node.attr_float("alpha", 1.0f);
+  unary<false>(c, [alpha](auto x) { using C = decltype(x); return x > C(alpha) ? x : C(0); });  // NaN -> 0, as ONNX Runtime
+}
+
+// IsNaN / IsInf: float in, bool out.
+template <bool Nan>
+void is_nonfinite(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  Tensor& y = c.output(0, DType::Bool, x.shape());
+  bool pos = c.node.attr_int("detect_positive", 1) != 0, neg = c.node.attr_int("detect_negative", 1) != 0;
+  dispatch_float(x.dtype(), c.node, [&](auto tag) {
+    using T = decltype(tag);
+    const T* a = x.data<T>();
+    uint8_t* b = y.data<uint8_t>();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      double v = static_cast<double>(Num<T>::load(a[i]));
+      b[i] = Nan ? std::isnan(v) : (std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg)));
+    }
+  });
+}
+
 }  // namespace
 
 void register_elementwise_unary(KernelRegistry& r) {
@@ -120,6 +171,14 @@ void register_elementwise_unary(KernelRegistry& r) {
   r.add("HardSigmoid", k_hard_sigmoid);
   r.add("HardSwish", k_hard_swish);
   r.add("Gelu", k_gelu);
+  r.add("Sign", k_sign);
+  r.add("Round", k_round);
+  r.add("Softsign", k_softsign);
+  r.add("Selu", k_selu);
+  r.add("Celu", k_celu);
+  r.add("ThresholdedRelu", k_thresholded_relu);
+  r.add("IsNaN", is_nonfinite<true>);
+  r.add("IsInf", is_nonfinite<false>);
 }
 
 }  // namespace fixpoint::ref

@@ -56,7 +56,8 @@ void k_max_pool(KernelContext& c) {
                   if (iw < 0 || iw >= g.in[2]) continue;
                   int64_t i = (id * g.in[1] + ih) * g.in[2] + iw;
                   A v = Nm::load(xp[i]);
-                  if (best_i < 0 || v > best) {
+                  // NaN wins and stays (NaN propagates, docs/float_reference.md).
+                  if (best_i < 0 || v > best || (v != v && best == best)) {
                     best = v;
                     best_i = col_major ? (iw * g.in[1] + ih) * g.in[0] + id : i;
                   }
@@ -139,7 +140,7 @@ void global_pool(KernelContext& c) {
       A acc = IsMax ? -std::numeric_limits<A>::infinity() : A(0);
       for (int64_t i = 0; i < plane; ++i) {
         A v = Nm::load(px[nc * plane + i]);
-        acc = IsMax ? std::max(acc, v) : acc + v;
+        acc = IsMax ? (v > acc || v != v || acc != acc ? (acc != acc ? acc : v) : acc) : acc + v;  // NaN propagates
       }
       py[nc] = Nm::store(IsMax ? acc : acc / static_cast<A>(plane));
     }

@@ -29,7 +29,8 @@ namespace fixpoint::ref {
   X(pad)                                   \
   X(resize)                                \
   X(depth_space)                           \
-  X(quantize_linear)
+  X(quantize_linear)                       \
+  X(cumsum)
 
 #define FIXPOINT_DECLARE_REGISTER(name) void register_##name(KernelRegistry& r);
 FIXPOINT_REFERENCE_KERNEL_FILES(FIXPOINT_DECLARE_REGISTER)

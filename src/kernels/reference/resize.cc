@@ -67,7 +67,9 @@ std::vector<std::vector<ResizeTap>> axis_taps(const ResizeSpec& s, const Node& n
       int64_t i1 = std::min(i0 + 1, in - 1);
       double w1 = xc - i0;
       t.push_back({i0, 1.0 - w1});
-      if (w1 != 0.0) t.push_back({i1, w1});
+      // Also when w1 = 0 (a clamped border, an aligned position): 0 * NaN and 0 * Inf are NaN,
+      // as in ONNX Runtime. An axis of one element (or not resized) has a single tap.
+      if (w1 != 0.0 || i1 != i0) t.push_back({i1, w1});
     } else if (s.mode == "cubic") {
       int64_t i0 = static_cast<int64_t>(std::floor(x));
       std::vector<double> w = cubic_weights(x - i0, s.cubic_a);
