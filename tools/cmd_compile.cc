@@ -162,6 +162,16 @@ void run_compile(CompileArgs a, const CLI::App& app) {
   save_program(r.program, (fs::path(a.out_dir) / "model.fxp").string());
   std::ofstream(fs::path(a.out_dir) / "compile_report.json") << r.report.dump(2) << "\n";
   std::ofstream(fs::path(a.out_dir) / "compile_report.txt") << r.report_text;
+  // Precision warnings are printed even with --quiet: they say where the program cannot be exact.
+  for (const auto& w : r.report["precision_warnings"])
+    std::cerr << "fixpoint: warning: layer '" << w["layer"].get<std::string>() << "': " << w["detail"].get<std::string>() << "\n";
+  const auto& nf = r.report["calibration_nonfinite"];
+  int64_t in_bad = nf["input_nan"].get<int64_t>() + nf["input_inf"].get<int64_t>();
+  int64_t t_bad = nf["tensor_nan"].get<int64_t>() + nf["tensor_inf"].get<int64_t>();
+  if (in_bad + t_bad)
+    std::cerr << "fixpoint: warning: calibration met " << nf["input_nan"] << " NaN and " << nf["input_inf"]
+              << " Inf value(s) in its samples and " << nf["tensor_nan"] << " NaN and " << nf["tensor_inf"]
+              << " Inf in computed tensors; ranges ignore them\n";
   if (!a.quiet) {
     size_t nfloat = r.report["fallback_nodes"].size();
     const auto& sc = r.report["subgraph_counts"];
@@ -181,7 +191,7 @@ void add_compile_command(CLI::App& app) {
   c->add_option("-o,--output-dir", a->out_dir, "Folder for model.fxp and compile_report.{json,txt}")->required();
   c->add_option("--bits", a->bits, "Default width: 8, 16, or 32 (float reference, no calibration)");
   c->add_option("--calib", a->calib, "NAME=FILE.npy ([N, ...] stacked samples) or NAME=DIR of .npy samples");
-  c->add_option("--calib-method", a->calib_method, "Range estimation: percentile (default, 99.99th of |x|), minmax, mse, entropy");
+  c->add_option("--calib-method", a->calib_method, "Range estimation: percentile (default, 99.99th of |x|), minmax, mse");
   c->add_option("--scale-mode", a->scale_mode, "float (any scale, multiplier+shift) or pow2 (power-of-two scales)");
   c->add_flag("--bias-correction", a->bias_correction, "Correct each layer's bias by its mean calibration error");
   c->add_flag("--narrow-intermediates", a->narrow_intermediates,

@@ -43,9 +43,11 @@ inline __int128 rsh128(__int128 v, int n) {
 }
 
 // (5) float -> integer code: SAT(R(r / s) + z), in double.
+// Non-finite inputs (§2.8): NaN -> the zero point (real 0), +-Inf saturate like any large value.
 inline int64_t quantize(double r, double scale, int64_t zero_point, Range range) {
+  if (std::isnan(r)) return sat(zero_point, range);
   double v = round_half_up(r / scale) + static_cast<double>(zero_point);
-  if (!(v >= static_cast<double>(range.lo))) return range.lo;  // also NaN -> lo
+  if (!(v >= static_cast<double>(range.lo))) return range.lo;
   if (v > static_cast<double>(range.hi)) return range.hi;
   return static_cast<int64_t>(v);
 }
@@ -61,7 +63,10 @@ struct Multiplier {
   int n = 0;
   double value() const { return static_cast<double>(m) * std::ldexp(1.0, -n); }
 };
-Multiplier make_multiplier(double M, bool pow2);
+// max_shift bounds n: 62 where a·m is formed in int64 (8-bit layers), up to 125 where (13) runs
+// in 128 bits ("wide" layers), so tiny ratios keep their 31 significant bits there.
+constexpr int kMaxShift64 = 62, kMaxShift128 = 125;
+Multiplier make_multiplier(double M, bool pow2, int max_shift = kMaxShift64);
 
 // (13) RQ(a) = SAT_[lo,hi](RSH(a * m, n) + z). a*m in int64 (8-bit layers: |a| < 2^31, m < 2^31).
 inline int64_t requantize(int64_t a, const Multiplier& mu, int64_t z, Range r) {

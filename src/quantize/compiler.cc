@@ -130,9 +130,12 @@ class Compiler {
     FP_CHECK(opts_.bits == 8 || opts_.bits == 16 || opts_.bits == 32, "--bits must be 8, 16 or 32, got ", opts_.bits);
     FP_CHECK(opts_.scale_mode == "float" || opts_.scale_mode == "pow2", "--scale-mode must be float or pow2, got '",
              opts_.scale_mode, "'");
-    FP_CHECK(opts_.calib_method == "minmax" || opts_.calib_method == "percentile" || opts_.calib_method == "entropy" ||
-                 opts_.calib_method == "mse",
-             "--calib-method '", opts_.calib_method, "' is unknown (minmax, percentile, entropy, mse)");
+    FP_CHECK(opts_.calib_method != "entropy",
+             "--calib-method 'entropy' was removed: KL calibration clipped the long tails of HardSwish outputs to "
+             "1/30 of their range (PaddleOCR recognizer int8: 0% character accuracy, docs/accuracy.md); use percentile "
+             "(default) or mse");
+    FP_CHECK(opts_.calib_method == "minmax" || opts_.calib_method == "percentile" || opts_.calib_method == "mse",
+             "--calib-method '", opts_.calib_method, "' is unknown (percentile, minmax, mse)");
     PipelineOptions po;
     po.shapes = opts_.shapes;
     if (calib && calib->size()) {
@@ -216,6 +219,17 @@ class Compiler {
   Partition part_;                  // which nodes the accelerator runs (capability, deny/allow, islands)
   Graph before_rewrites_;           // the imported graph, for the tensors rewrites and fusion removed
   std::vector<ValueInfo> model_inputs_;  // as imported: calibration samples may lack their batch dim
+  // Non-finite values calibration met (§2.8): ranges ignore them, the report counts them.
+  struct {
+    NonFinite inputs, tensors;
+  } calib_nonfinite_;
+  json precision_warnings_ = json::array();  // {layer, detail}: where the integer result cannot be exact
+
+  // A layer whose integer arithmetic loses something float keeps: listed in the report (and
+  // printed by the CLI), never silent.
+  void warn_precision(const std::string& layer, const std::string& detail) {
+    precision_warnings_.push_back({{"layer", layer}, {"detail", detail}});
+  }
 
   // Sample i with the batch dim restored for inputs given without it.
   std::map<std::string, Tensor> calibration_sample(const CalibrationSource& calib, size_t i) const {
@@ -239,12 +253,18 @@ class Compiler {
       };
       RunOptions ro;
       ro.on_node = [&](const Node& n, const std::vector<Tensor>& outs) {
-        for (size_t i = 0; i < outs.size(); ++i)
-          if (!n.outputs[i].empty()) observe(n.outputs[i], outs[i]);
+        for (size_t i = 0; i < outs.size(); ++i) {
+          if (n.outputs[i].empty()) continue;
+          observe(n.outputs[i], outs[i]);
+          if (pass == 0) calib_nonfinite_.tensors += count_nonfinite(outs[i]);
+        }
       };
       for (size_t i = 0; i < calib.size(); ++i) {
         auto sample = calibration_sample(calib, i);
-        for (const auto& [name, t] : sample) observe(name, t);
+        for (const auto& [name, t] : sample) {
+          observe(name, t);
+          if (pass == 0) calib_nonfinite_.inputs += count_nonfinite(t);
+        }
         ex.run(sample, ro);
         if (opts_.progress && (i + 1 == calib.size() || (i + 1) % 10 == 0))
           opts_.progress(cat("calibration", hist ? cat(" pass ", pass + 1, "/2") : "", ": ", i + 1, "/", calib.size(),
@@ -727,23 +747,48 @@ class Compiler {
     bool wide = op.bits == 16 || wt == DType::Int16 || qx.bits() == 16;
     Tensor qw(DType::Int16, wn.shape()), bias(DType::Int64, {N}), mult(DType::Int64, {N}), shift(DType::Int64, {N});
     Tensor wscale(DType::Float64, {N});
-    fx::Range acc_range = fx::range_of(wide ? DType::Int64 : DType::Int32);
     int64_t max_product = (std::max(std::abs(fx::range_of(qx.type).lo), fx::range_of(qx.type).hi)) * (fx::range_of(wt).hi + 1);
+    int64_t clipped_bias = 0;
     for (int64_t c = 0; c < N; ++c) {
       double amax = 0;
       for (int64_t k = 0; k < K; ++k) amax = std::max(amax, std::abs(static_cast<double>(wn.data<float>()[c * K + k])));
-      double sw = qdq_weight_scale(n, c, N, wt).value_or(weight_scale(amax, wt, pow2_));
+      double bv = b ? beta * b->get_f64(b->numel() == 1 ? 0 : c) : 0.0;
+      std::optional<double> fixed_sw = qdq_weight_scale(n, c, N, wt);
+      double sw = fixed_sw.value_or(weight_scale(amax, wt, pow2_));
+      // §4: the bias code (11) must fit the int64 accumulator: s_w >= |b| / (2^62 s_x). Where
+      // that binds (a tiny input scale, a channel with near-zero weights and a real bias), the
+      // weights' contribution is below 2^-55 of the bias, and coarser weight codes lose nothing.
+      double sw_floor = std::abs(bv) / (0x1p62 * qx.scale) * (1 + 1e-9);
+      if (!fixed_sw && sw < sw_floor) sw = pow2_ ? std::ldexp(1.0, static_cast<int>(std::ceil(std::log2(sw_floor)))) : sw_floor;
       wscale.data<double>()[c] = sw;
       for (int64_t k = 0; k < K; ++k)
         qw.data<int16_t>()[c * K + k] = static_cast<int16_t>(fx::quantize(wn.data<float>()[c * K + k], sw, 0, fx::range_of(wt)));
-      double bv = b ? beta * b->get_f64(b->numel() == 1 ? 0 : c) : 0.0;
-      bias.data<int64_t>()[c] = fx::quantize(bv, qx.scale * sw, 0, acc_range);  // (11)
-      fx::Multiplier mu = fx::make_multiplier(qx.scale * sw / qy.scale, pow2_ && is_pow2(qx.scale * sw / qy.scale));
+      // (11) in the int64 range first: a tiny input scale makes a large bias code, which the
+      // accumulator must then hold exactly (it widens below) rather than clip.
+      int64_t qb = fx::quantize(bv, qx.scale * sw, 0, fx::range_of(DType::Int64));
+      bias.data<int64_t>()[c] = qb;
+      if (std::abs(bv / (qx.scale * sw)) >= 0x1p62) ++clipped_bias;
+      // §4: int32 accumulation must not overflow.
+      if (!wide && K * max_product + std::abs(qb) >= (int64_t{1} << 31)) wide = true;
+    }
+    // (12) with n bounded by the product's width (§4): 128-bit products keep tiny ratios exact.
+    int max_shift = wide ? fx::kMaxShift128 : fx::kMaxShift64;
+    int64_t weak_multipliers = 0;
+    for (int64_t c = 0; c < N; ++c) {
+      double M = qx.scale * wscale.data<double>()[c] / qy.scale;
+      fx::Multiplier mu = fx::make_multiplier(M, pow2_ && is_pow2(M), max_shift);
       mult.data<int64_t>()[c] = mu.m;
       shift.data<int64_t>()[c] = mu.n;
-      // §4: int32 accumulation must not overflow.
-      if (!wide && K * max_product + std::abs(bias.data<int64_t>()[c]) >= (int64_t{1} << 31)) wide = true;
+      // A coarse multiplier matters only where the channel's accumulator can reach an output step.
+      double reach = M * (static_cast<double>(K * max_product) + std::abs(static_cast<double>(bias.data<int64_t>()[c])));
+      if (!pow2_ && mu.m < (int64_t{1} << 15) && reach >= 1.0) ++weak_multipliers;
     }
+    if (clipped_bias)
+      warn_precision(n.name, cat(clipped_bias, " of ", N, " bias code(s) exceed the int64 accumulator (input scale ",
+                                 qx.scale, "): those channels' biases are clipped"));
+    if (weak_multipliers)
+      warn_precision(n.name, cat(weak_multipliers, " of ", N, " requantization multiplier(s) keep fewer than 15 significant bits",
+                                 " (input scale ", qx.scale, ", output scale ", qy.scale, ")"));
     op.kind = n.op_type == "Conv" ? "conv" : n.op_type == "ConvTranspose" ? "conv_transpose" : "matmul";
     if (n.op_type == "ConvTranspose") {
       op.ints["mg"] = w.dim(1);
@@ -1180,6 +1225,9 @@ class Compiler {
       if (prog_.tensors.count(t) && prog_.tensors.at(t).bits() == 16) fused_wide.push_back(t);
     rep["fused_intermediates_16bit"] = fused_wide;
     rep["subgraph_counts"] = {{"accelerator", n_acc}, {"cpu", n_cpu}, {"boundary_tensors", boundary}};
+    rep["precision_warnings"] = precision_warnings_;
+    rep["calibration_nonfinite"] = {{"input_nan", calib_nonfinite_.inputs.nan}, {"input_inf", calib_nonfinite_.inputs.inf},
+                                    {"tensor_nan", calib_nonfinite_.tensors.nan}, {"tensor_inf", calib_nonfinite_.tensors.inf}};
     txt << "fixpoint compile report\n  model: " << prog_.source_model << "\n  bits: " << prog_.bits
         << "   scale mode: " << prog_.scale_mode << "   rounding: half up (docs/arithmetic.md (2))\n  ops: "
         << prog_.ops.size() << " (" << (prog_.ops.size() - n_float) << " fixed point, " << n_float
@@ -1189,6 +1237,14 @@ class Compiler {
       txt << "  " << fused_wide.size()
           << " tensor(s) of 8-bit layers kept at 16 bits inside fused kernels (docs/arithmetic.md 2.7; "
              "--narrow-intermediates stores them at 8)\n";
+    if (calib_nonfinite_.inputs.total() + calib_nonfinite_.tensors.total())
+      txt << "  calibration met " << calib_nonfinite_.inputs.text() << " in its samples and "
+          << calib_nonfinite_.tensors.text() << " in computed tensors; ranges ignore them (docs/arithmetic.md 2.8)\n";
+    if (!precision_warnings_.empty()) {
+      txt << "\nprecision warnings (the integer result cannot match float here):\n";
+      for (const auto& w : precision_warnings_)
+        txt << "  " << w["layer"].get<std::string>() << ": " << w["detail"].get<std::string>() << "\n";
+    }
     if (n_float) {
       txt << "\nfallback nodes (run on the CPU in float, between dequantize and quantize):\n";
       for (const auto& f : fallback)

@@ -3,7 +3,7 @@
 namespace fixpoint::fx {
 
 // (12): float mode m in [2^30, 2^31); pow2 mode requires M to be a power of two.
-Multiplier make_multiplier(double M, bool pow2) {
+Multiplier make_multiplier(double M, bool pow2, int max_shift) {
   FP_CHECK(M > 0 && std::isfinite(M), "requantization multiplier ", M, " is not a positive finite number");
   Multiplier r;
   int e = 0;
@@ -22,10 +22,11 @@ Multiplier make_multiplier(double M, bool pow2) {
     r.n -= 1;
   }
   r.m = static_cast<int64_t>(mm);
-  // Multipliers so small that n would exceed 62 round to zero anyway: keep n bounded.
-  if (r.n > 62) {
-    r.m = static_cast<int64_t>(round_half_up(std::ldexp(static_cast<double>(r.m), 62 - r.n)));
-    r.n = 62;
+  // n stays within what RSH can shift in the product's width: past it the multiplier keeps
+  // fewer significant bits (the compiler reports a layer where that loses precision).
+  if (r.n > max_shift) {
+    r.m = static_cast<int64_t>(round_half_up(std::ldexp(static_cast<double>(r.m), max_shift - r.n)));
+    r.n = max_shift;
   }
   return r;
 }

@@ -45,43 +45,7 @@ double AbsHistogram::threshold(const std::string& method, int64_t levels) const 
     }
     return best;
   }
-  if (method == "entropy") {
-    // TensorRT-style KL calibration over candidate thresholds of at least `q` bins.
-    int q = static_cast<int>(std::min<int64_t>(levels + 1, 128));
-    double best = max_, best_kl = INFINITY;
-    // The spike of exact zeros (after Relu, padding) is removed first, as NVIDIA's
-    // pytorch-quantization does (bins[0] = bins[1]): otherwise it dominates KL, which then
-    // prefers thresholds so small that the spike sits alone in its group (clipping hard).
-    std::vector<double> counts = counts_;
-    counts[0] = counts[1];
-    for (int i = q; i <= kBins; i += std::max(1, kBins / 512)) {
-      std::vector<double> p(counts.begin(), counts.begin() + i);
-      for (int b = i; b < kBins; ++b) p[i - 1] += counts[b];  // outliers into the last bin
-      // Q: the *unclipped* bins [0, i) merged into q groups and spread back over the group's
-      // non-empty bins; P has the outliers folded into its last bin, so clipping costs KL.
-      std::vector<double> qd(i, 0.0);
-      for (int g = 0; g < q; ++g) {
-        int lo = g * i / q, hi = (g + 1) * i / q;
-        double sum = 0;
-        int nz = 0;
-        for (int b = lo; b < hi; ++b) {
-          sum += counts[b];
-          nz += counts[b] > 0;
-        }
-        for (int b = lo; b < hi; ++b)
-          if (counts[b] > 0) qd[b] = sum / nz;
-      }
-      double ps = std::accumulate(p.begin(), p.end(), 0.0), qs = std::accumulate(qd.begin(), qd.end(), 0.0), kl = 0;
-      for (int b = 0; b < i; ++b)
-        if (p[b] > 0) kl += p[b] / ps * std::log((p[b] / ps) / std::max(qd[b] / qs, 1e-12));
-      if (kl < best_kl) {
-        best_kl = kl;
-        best = (i + 0.5) * width;
-      }
-    }
-    return std::min(best, max_);
-  }
-  fail("--calib-method '", method, "' is unknown (minmax, percentile, entropy, mse)");
+  fail("--calib-method '", method, "' is unknown (percentile, minmax, mse)");
 }
 
 }  // namespace fixpoint

@@ -16,7 +16,6 @@ class AbsHistogram {
   // quantization levels (127 or 255 for 8-bit, 32767 or 65535 for 16-bit).
   //   percentile: the 99.99th percentile of |x|
   //   mse:        minimizes the expected squared error (clipping + rounding noise T^2/(12 levels^2))
-  //   entropy:    minimizes KL(P || Q) between the clipped histogram and its quantized version
   double threshold(const std::string& method, int64_t levels) const;
 
  private:

@@ -38,7 +38,11 @@ TEST(FixedPoint, SaturationAndQuantizeRanges) {
   EXPECT_EQ(quantize(-1000.0, 1.0, 0, range_of(DType::Int8)), -128);
   EXPECT_EQ(quantize(-3.0, 1.0, 0, range_of(DType::UInt8)), 0);
   EXPECT_EQ(quantize(70000.0, 1.0, 0, range_of(DType::UInt16)), 65535);
-  EXPECT_EQ(quantize(std::nan(""), 1.0, 0, range_of(DType::Int16)), -32768);
+  // §2.8: NaN -> the zero point, +-Inf saturate.
+  EXPECT_EQ(quantize(std::nan(""), 1.0, 0, range_of(DType::Int16)), 0);
+  EXPECT_EQ(quantize(std::nan(""), 0.5, 128, range_of(DType::UInt8)), 128);
+  EXPECT_EQ(quantize(INFINITY, 0.5, 128, range_of(DType::UInt8)), 255);
+  EXPECT_EQ(quantize(-INFINITY, 0.5, 128, range_of(DType::UInt8)), 0);
 }
 
 TEST(FixedPoint, MultiplierIsAccurateAndNormalized) {
