@@ -33,11 +33,11 @@ void run_layer(benchmark::State& state, const Layer& l, const xk::GemmS16Kernel*
                                   : test::make_conv_case(l.conv, l.name, rng);
   std::vector<Tensor> out(1);
   qref::QContext ctx{c.op, {&c.x}, {c.qx}, {c.qy}, out, 1};
-  qref::QKernelFn ref = qref::find_integer_kernel(c.op.kind);
+  qref::QKernelFn ref = qref::find_integer_kernel(std::string(c.op.kind()));
   for (auto _ : state) {
     if (!k) {
       ref(ctx);
-    } else if (c.op.kind == "conv") {
+    } else if (c.op.is<params::Conv>()) {
       xk::conv_s8_gemm(ctx, *k);
     } else {
       xk::matmul_s8_gemm(ctx, *k);

@@ -3,9 +3,11 @@
 #pragma once
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fixpoint/ir.h"
+#include "fixpoint/op_params.h"
 
 namespace fixpoint {
 
@@ -18,20 +20,31 @@ struct QParams {
   int bits() const { return is_float() ? 32 : static_cast<int>(dtype_size(type) * 8); }
 };
 
-// One step of the program. `kind` selects the integer kernel; "float" runs the float reference
-// kernel of `node` on dequantized inputs and quantizes its outputs (CPU fallback).
+// One step of the program. `params` (include/fixpoint/op_params.h) selects the integer kernel and
+// holds what its prepare step made; params::Float runs the float reference kernel of `node` on
+// dequantized inputs and quantizes its outputs (CPU fallback).
 struct QOp {
-  std::string kind;
   Node node;                        // op_type, attributes, input/output tensor names
   std::vector<std::string> fused;   // ONNX nodes folded into this op (e.g. a Relu after a Conv)
-  std::string reason;               // for "float": why it is not run in fixed point
+  std::string reason;               // for params::Float: why it is not run in fixed point
   int bits = 8;
-  std::map<std::string, Tensor> consts;  // prepared: weight, bias, mult, shift, table, ...
-  std::map<std::string, int64_t> ints;   // prepared scalars: lo, hi, L, ...
+  OpParams params;                  // the kind and its prepared constants
+  std::map<size_t, Tensor> const_inputs;  // constant operands quantized at compile time, by input index
+
+  std::string_view kind() const { return kind_name(params); }
+  template <class P> bool is() const { return std::holds_alternative<P>(params); }
+  // The params of kind P (the caller dispatched on the kind; a mismatch is a program error).
+  template <class P> const P& as() const {
+    const P* p = std::get_if<P>(&params);
+    FP_CHECK(p, node.label(), ": program op of kind '", kind(), "' read as '", P::kKind, "'");
+    return *p;
+  }
+  template <class P> P& as() { return const_cast<P&>(static_cast<const QOp&>(*this).as<P>()); }
 };
 
 struct Program {
-  static constexpr int kFormatVersion = 1;
+  // 2: typed op params (op_params.h) with a validated schema; 1: string-keyed ints/consts.
+  static constexpr int kFormatVersion = 2;
   std::string source_model;
   std::string scale_mode = "float";  // or "pow2"
   std::string rounding = "half_up";  // docs/arithmetic.md (2)

@@ -11,11 +11,14 @@
 #include <nlohmann/json.hpp>
 
 #include "fixpoint/program.h"
+#include "op_schema.h"
 
 namespace fixpoint {
 namespace {
 
 using json = nlohmann::json;
+using schema::tensor_from_json;
+using schema::tensor_json;
 constexpr char kMagic[8] = {'F', 'I', 'X', 'P', 'O', 'I', 'N', 'T'};
 
 uint32_t crc32(const std::string& data) {
@@ -30,22 +33,6 @@ uint32_t crc32(const std::string& data) {
   uint32_t c = 0xFFFFFFFFu;
   for (unsigned char b : data) c = table[(c ^ b) & 0xFF] ^ (c >> 8);
   return c ^ 0xFFFFFFFFu;
-}
-
-json tensor_json(const Tensor& t) {
-  const auto* p = static_cast<const uint8_t*>(t.raw());
-  return {{"dtype", static_cast<int>(t.dtype())}, {"shape", t.shape()},
-          {"data", json::binary(std::vector<uint8_t>(p, p + t.nbytes()))}};
-}
-
-Tensor tensor_from_json(const json& j) {
-  int dt = j.at("dtype").get<int>();
-  FP_CHECK(dtype_is_valid(dt) && dt != static_cast<int>(DType::String), "bad tensor dtype ", dt);
-  Tensor t(static_cast<DType>(dt), j.at("shape").get<Shape>());
-  const auto& bin = j.at("data").get_binary();
-  FP_CHECK(bin.size() == t.nbytes(), "tensor data has ", bin.size(), " bytes, expected ", t.nbytes());
-  if (t.nbytes()) std::memcpy(t.raw(), bin.data(), bin.size());
-  return t;
 }
 
 json value_info_json(const ValueInfo& v) {
@@ -112,14 +99,14 @@ json program_json(const Program& p) {
     j["tensors"][k] = {{"type", static_cast<int>(q.type)}, {"scale", q.scale}, {"zero_point", q.zero_point}};
   j["ops"] = json::array();
   for (const auto& op : p.ops) {
-    json o = {{"kind", op.kind}, {"bits", op.bits}, {"fused", op.fused}, {"reason", op.reason},
+    json o = {{"kind", std::string(op.kind())}, {"bits", op.bits}, {"fused", op.fused}, {"reason", op.reason},
               {"name", op.node.name}, {"op_type", op.node.op_type}, {"domain", op.node.domain},
               {"opset", op.node.opset}, {"inputs", op.node.inputs}, {"outputs", op.node.outputs}};
     o["attrs"] = json::object();
     for (const auto& [k, a] : op.node.attrs) o["attrs"][k] = attr_json(a);
-    o["consts"] = json::object();
-    for (const auto& [k, t] : op.consts) o["consts"][k] = tensor_json(t);
-    o["ints"] = op.ints;
+    o["params"] = schema::params_json(op.params);
+    o["const_inputs"] = json::object();
+    for (const auto& [i, t] : op.const_inputs) o["const_inputs"][std::to_string(i)] = tensor_json(t);
     j["ops"].push_back(o);
   }
   return j;
@@ -140,7 +127,6 @@ Program program_from_json(const json& j) {
                            q.at("zero_point").get<int64_t>()};
   for (const auto& o : j.at("ops")) {
     QOp op;
-    op.kind = o.at("kind").get<std::string>();
     op.bits = o.at("bits").get<int>();
     op.fused = o.at("fused").get<std::vector<std::string>>();
     op.reason = o.at("reason").get<std::string>();
@@ -151,10 +137,19 @@ Program program_from_json(const json& j) {
     op.node.inputs = o.at("inputs").get<std::vector<std::string>>();
     op.node.outputs = o.at("outputs").get<std::vector<std::string>>();
     for (const auto& [k, a] : o.at("attrs").items()) op.node.attrs[k] = attr_from_json(a);
-    for (const auto& [k, t] : o.at("consts").items()) op.consts[k] = tensor_from_json(t);
-    op.ints = o.at("ints").get<std::map<std::string, int64_t>>();
+    try {
+      op.params = schema::params_from_json(o.at("kind").get<std::string>(), o.at("params"));
+      for (const auto& [k, t] : o.at("const_inputs").items()) {
+        size_t i = std::stoul(k);
+        FP_CHECK(i < op.node.inputs.size(), "constant operand ", k, " of ", op.node.inputs.size(), " inputs");
+        op.const_inputs[i] = tensor_from_json(t);
+      }
+    } catch (const Error& e) {
+      fail("op '", op.node.name, "' (", o.at("kind").get<std::string>(), "): ", e.what());
+    }
     p.ops.push_back(std::move(op));
   }
+  for (const auto& op : p.ops) schema::validate_op(op, p);
   return p;
 }
 
@@ -192,8 +187,10 @@ Program load_program(const std::string& path) {
   FP_CHECK(b.size() >= 24 && b.compare(0, 8, std::string(kMagic, 8)) == 0, "artifact '", path,
            "': not a fixpoint program (bad magic)");
   uint64_t version = get_le(b, 8, 4);
+  FP_CHECK(version >= Program::kFormatVersion, "artifact '", path, "': made by an older fixpoint (format version ",
+           version, "; this fixpoint reads version ", Program::kFormatVersion, "): recompile the model");
   FP_CHECK(version == Program::kFormatVersion, "artifact '", path, "': format version ", version,
-           " is not supported (this fixpoint reads version ", Program::kFormatVersion, "; recompile the model)");
+           " is newer than this fixpoint reads (", Program::kFormatVersion, "): update fixpoint or recompile");
   uint64_t n = get_le(b, 12, 8);
   FP_CHECK(n <= b.size() && b.size() == 20 + n + 4, "artifact '", path, "': truncated or has trailing bytes (",
            b.size(), " bytes, header says ", 20 + n + 4, ")");

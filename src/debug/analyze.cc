@@ -128,7 +128,7 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
   // Candidates: the program's fixed-point layers (data movement follows its input's width).
   std::vector<const QOp*> cands;
   for (const auto& op : p8.ops)
-    if (op.kind != "float" && op.kind != "move" && !op.node.name.empty() &&
+    if (!op.is<params::Float>() && !op.is<params::Move>() && !op.node.name.empty() &&
         (so.layers.empty() || layer_matches_any(so.layers, op.node)))
       cands.push_back(&op);
   FP_CHECK(!cands.empty(), "analyze: no fixed-point layer", so.layers.empty() ? "" : " matches --layers");

@@ -58,7 +58,7 @@ Comparer::Comparer(Program program) : runner_(std::move(program)) {
       LayerError e;
       e.name = op.node.name;
       e.op = op.node.op_type;
-      e.kind = op.kind;
+      e.kind = std::string(op.kind());
       e.output = o;
       auto q = runner_.program().tensors.find(o);
       bool coded = q != runner_.program().tensors.end() && !q->second.is_float();

@@ -280,13 +280,13 @@ class Compiler {
   void correct_biases(const CalibrationSource& calib) {
     std::map<std::string, std::vector<size_t>> readers;  // input tensor -> conv/matmul ops
     for (size_t i = 0; i < prog_.ops.size(); ++i)
-      if (prog_.ops[i].kind == "conv" || prog_.ops[i].kind == "matmul") readers[prog_.ops[i].node.inputs[0]].push_back(i);
+      if (prog_.ops[i].is<params::Conv>() || prog_.ops[i].is<params::MatMul>()) readers[prog_.ops[i].node.inputs[0]].push_back(i);
     std::map<std::string, std::vector<double>> sums;
     std::map<std::string, double> counts;
     auto observe = [&](const std::string& t, const Tensor& v) {
       auto it = readers.find(t);
       if (it == readers.end() || !dtype_is_float(v.dtype())) return;
-      bool conv = prog_.ops[it->second[0]].kind == "conv";
+      bool conv = prog_.ops[it->second[0]].is<params::Conv>();
       int64_t C = conv ? v.dim(1) : v.dim(-1), inner = 1;
       if (conv)
         for (int64_t d = 2; d < v.rank(); ++d) inner *= v.dim(d);
@@ -311,14 +311,15 @@ class Compiler {
       for (size_t idx : ops) {
         QOp& op = prog_.ops[idx];
         const Tensor& w = g_.initializers.at(original_weight_.at(op.node.name));
-        const Tensor& qw = op.consts.at("weight");
-        const double* ws = op.consts.at("weight_scale").data<double>();
+        bool conv = op.is<params::Conv>();
+        params::Weighted& pw = conv ? static_cast<params::Weighted&>(op.as<params::Conv>()) : op.as<params::MatMul>();
+        const Tensor& qw = pw.weight;
+        const double* ws = pw.weight_scale.data<double>();
         double sx = prog_.tensors.at(t).scale;
         int64_t N = qw.dim(0), K = qw.numel() / N;
-        bool conv = op.kind == "conv";
         int64_t cg = conv ? qw.dim(1) : K, ks = conv ? K / cg : 1, mg = conv ? N / (static_cast<int64_t>(sums[t].size()) / cg) : N;
-        Tensor bias = op.consts.at("bias").clone();
-        fx::Range acc = fx::range_of(op.ints.at("wide") ? DType::Int64 : DType::Int32);
+        Tensor bias = pw.bias.clone();
+        fx::Range acc = fx::range_of(pw.wide ? DType::Int64 : DType::Int32);
         for (int64_t c = 0; c < N; ++c) {
           double shift = 0;
           for (int64_t k = 0; k < K; ++k) {
@@ -329,7 +330,7 @@ class Compiler {
           }
           bias.data<int64_t>()[c] = fx::sat(bias.data<int64_t>()[c] - static_cast<int64_t>(fx::round_half_up(shift / (sx * ws[c]))), acc);
         }
-        op.consts["bias"] = bias;
+        pw.bias = bias;
         ++corrected;
       }
     }
@@ -509,14 +510,14 @@ class Compiler {
       op.node = n;
       op.bits = opts_.bits == 32 ? 32 : layer_bits(n);
       if (opts_.bits == 32) {
-        op.kind = "float";
+        op.params = params::Float{};
         op.reason = "float reference (--bits 32)";
       } else if (!layer_allowed(n)) {
         to_float(op, part_.cpu_reason.at(n.name));
       } else {
         choose_kind(op);
       }
-      if (op.kind == "float") plan_float(op);
+      if (op.is<params::Float>()) plan_float(op);
       track_nonnegative(op);
       prog_.ops.push_back(std::move(op));
     }
@@ -556,21 +557,25 @@ class Compiler {
       if (nonneg_.count(n.inputs[0])) nonneg_.insert(n.outputs[0]);
       QParams qy = activation_qparams(n.outputs[0], op.bits);
       set_q(n.outputs[0], qy);
-      op.kind = "resize_linear";
-      set_clamp(op, qy);  // the full code range
+      params::ResizeLinear r;
+      fx::Multiplier mu = fx::make_multiplier(q_of(n.inputs[0]).scale / qy.scale, false);
+      r.m = mu.m;
+      r.n = mu.n;
+      set_clamp(r, qy);  // the full code range
+      op.params = r;
       return;
     }
     if (t == "Concat" && prepare_concat(op)) return;
     if ((t == "AveragePool" || t == "GlobalAveragePool") && prepare_avgpool(op)) return;
     if (t == "GlobalMaxPool" && all_inputs_quantized(n, 1)) {
-      op.kind = "globalmaxpool";
+      op.params = params::GlobalMaxPool{};
       set_q(n.outputs[0], q_of(n.inputs[0]));
       return;
     }
     if ((kMoveOps.count(t) || ((t == "Resize" || t == "Upsample") && n.attr_string("mode", "nearest") == "nearest") ||
          (t == "Pad" && pad_is_movable(n))) &&
         all_inputs_quantized(n, 1)) {
-      op.kind = "move";
+      op.params = params::Move{};
       for (const auto& o : n.outputs)
         if (!o.empty()) set_q(o, q_of(n.inputs[0]));
       return;
@@ -601,7 +606,7 @@ class Compiler {
   }
 
   void to_float(QOp& op, const std::string& why) {
-    op.kind = "float";
+    op.params = params::Float{};
     op.reason = why;
   }
 
@@ -666,14 +671,14 @@ class Compiler {
   }
 
   // [lo, hi] of output codes with a fused activation (docs/arithmetic.md §5.1).
-  void set_clamp(QOp& op, const QParams& qy, double lo = -std::numeric_limits<double>::infinity(),
+  void set_clamp(params::Clamp& op, const QParams& qy, double lo = -std::numeric_limits<double>::infinity(),
                  double hi = std::numeric_limits<double>::infinity()) {
     fx::Range r = fx::range_of(qy.type);
     int64_t qlo = r.lo, qhi = r.hi;
     if (std::isfinite(lo)) qlo = std::max(qlo, static_cast<int64_t>(fx::round_half_up(lo / qy.scale)) + qy.zero_point);
     if (std::isfinite(hi)) qhi = std::min(qhi, static_cast<int64_t>(fx::round_half_up(hi / qy.scale)) + qy.zero_point);
-    op.ints["lo"] = qlo;
-    op.ints["hi"] = qhi;
+    op.lo = qlo;
+    op.hi = qhi;
   }
 
   // §2.6: the scale a QDQ model gave output channel c of n's weights, when its width is wt.
@@ -789,20 +794,26 @@ class Compiler {
     if (weak_multipliers)
       warn_precision(n.name, cat(weak_multipliers, " of ", N, " requantization multiplier(s) keep fewer than 15 significant bits",
                                  " (input scale ", qx.scale, ", output scale ", qy.scale, ")"));
-    op.kind = n.op_type == "Conv" ? "conv" : n.op_type == "ConvTranspose" ? "conv_transpose" : "matmul";
-    if (n.op_type == "ConvTranspose") {
-      op.ints["mg"] = w.dim(1);
-      op.consts["kernel_shape"] = Tensor::from_i64(Shape(w.shape().begin() + 2, w.shape().end()), {w.rank() - 2});
+    params::Weighted pw;
+    pw.weight = qw;
+    pw.bias = bias;
+    pw.mult = mult;
+    pw.shift = shift;
+    pw.weight_scale = wscale;
+    pw.wide = wide;
+    pw.weight_bits = wt == DType::Int16 ? 16 : 8;
+    set_clamp(pw, qy, lo, hi);
+    if (n.op_type == "Conv") {
+      op.params = params::Conv{pw};
+    } else if (n.op_type == "ConvTranspose") {
+      params::ConvTranspose ct{pw};
+      ct.mg = w.dim(1);
+      ct.kernel_shape = Tensor::from_i64(Shape(w.shape().begin() + 2, w.shape().end()), {w.rank() - 2});
+      op.params = ct;
+    } else {
+      op.params = params::MatMul{pw};
     }
     original_weight_[n.name] = n.inputs[1];
-    op.consts["weight"] = qw;
-    op.consts["bias"] = bias;
-    op.consts["mult"] = mult;
-    op.consts["shift"] = shift;
-    op.consts["weight_scale"] = wscale;
-    op.ints["wide"] = wide ? 1 : 0;
-    op.ints["weight_bits"] = wt == DType::Int16 ? 16 : 8;
-    set_clamp(op, qy, lo, hi);
     op.node.inputs.resize(1);  // weights and bias are prepared constants now
     return true;
   }
@@ -836,7 +847,7 @@ class Compiler {
       Tensor codes(q.type, g_.initializers.at(in).shape());
       for (int64_t k = 0; k < codes.numel(); ++k)
         codes.set_f64(k, static_cast<double>(fx::quantize(g_.initializers.at(in).get_f64(k), q.scale, 0, fx::range_of(q.type))));
-      op.consts[cat("const", i)] = codes;
+      op.const_inputs[i] = codes;
       set_q(cname, q);
       op.node.inputs[i] = cname;
     }
@@ -861,22 +872,27 @@ class Compiler {
     set_q(out, qy);
     bool wide = op.bits == 16 || qa.bits() == 16 || qb.bits() == 16 || qy.bits() == 16;
     if (n.op_type == "Mul" || n.op_type == "Div") {
-      op.kind = n.op_type == "Mul" ? "mul" : "div";
       double M = n.op_type == "Mul" ? qa.scale * qb.scale / qy.scale : qa.scale / (qb.scale * qy.scale);  // (18), (32)
       fx::Multiplier mu = fx::make_multiplier(M, pow2_ && is_pow2(M));
-      op.ints["m"] = mu.m;
-      op.ints["n"] = mu.n;
+      params::Scaled sp;
+      sp.m = mu.m;
+      sp.n = mu.n;
+      sp.wide = wide;
+      set_clamp(sp, qy, lo, hi);
+      if (n.op_type == "Mul") op.params = params::Mul{sp};
+      else op.params = params::Div{sp};
     } else {
-      op.kind = "addsub";
+      params::AddSub a;
       // (17)'s bound grows with |q_a|, |q_b|, not with the output width: 8-bit operands need L = 20.
       int L = op.bits == 16 || qa.bits() == 16 || qb.bits() == 16 ? 36 : 20;
-      op.ints["L"] = L;
-      op.ints["A"] = static_cast<int64_t>(fx::round_half_up(std::ldexp(qa.scale / qy.scale, L)));
-      op.ints["B"] = static_cast<int64_t>(fx::round_half_up(std::ldexp(qb.scale / qy.scale, L)));
-      op.ints["sign"] = n.op_type == "Sub" ? -1 : 1;
+      a.L = L;
+      a.A = static_cast<int64_t>(fx::round_half_up(std::ldexp(qa.scale / qy.scale, L)));
+      a.B = static_cast<int64_t>(fx::round_half_up(std::ldexp(qb.scale / qy.scale, L)));
+      a.sign = n.op_type == "Sub" ? -1 : 1;
+      a.wide = wide;
+      set_clamp(a, qy, lo, hi);
+      op.params = a;
     }
-    op.ints["wide"] = wide;
-    set_clamp(op, qy, lo, hi);
     return true;
   }
 
@@ -908,9 +924,7 @@ class Compiler {
       mult.data<int64_t>()[i] = mu.m;
       shift.data<int64_t>()[i] = mu.n;
     }
-    op.kind = "concat";
-    op.consts["mult"] = mult;
-    op.consts["shift"] = shift;
+    op.params = params::Concat{mult, shift};
     return true;
   }
 
@@ -932,14 +946,15 @@ class Compiler {
       sign.data<int64_t>()[k] = M < 0 ? -1 : 1;
     }
     fx::Multiplier pos = fx::make_multiplier(qx.scale / qy.scale, pow2_ && is_pow2(qx.scale / qy.scale));
-    op.kind = "prelu";
-    op.ints["m"] = pos.m;
-    op.ints["n"] = pos.n;
-    op.ints["wide"] = op.bits == 16 || qx.bits() == 16;
-    op.consts["neg_mult"] = mult;
-    op.consts["neg_shift"] = shift;
-    op.consts["neg_sign"] = sign;
-    set_clamp(op, qy);  // the full code range
+    params::PRelu pr;
+    pr.m = pos.m;
+    pr.n = pos.n;
+    pr.wide = op.bits == 16 || qx.bits() == 16;
+    pr.neg_mult = mult;
+    pr.neg_shift = shift;
+    pr.neg_sign = sign;
+    set_clamp(pr, qy);  // the full code range
+    op.params = pr;
     op.node.inputs.resize(1);
     return true;
   }
@@ -951,9 +966,10 @@ class Compiler {
     if (real_range(qx).first >= 0) nonneg_.insert(op.node.outputs[0]);
     QParams qy = activation_qparams(op.node.outputs[0], op.bits);
     set_q(op.node.outputs[0], qy);
-    op.kind = "reduce";
-    op.ints["mean"] = op.node.op_type == "ReduceMean";
-    set_clamp(op, qy);  // the full code range
+    params::Reduce rd;
+    rd.mean = op.node.op_type == "ReduceMean";
+    set_clamp(rd, qy);  // the full code range
+    op.params = rd;
     return true;
   }
 
@@ -966,8 +982,7 @@ class Compiler {
       qy = activation_qparams(op.node.outputs[0], op.bits);
     }
     set_q(op.node.outputs[0], qy);
-    op.kind = "avgpool";
-    op.ints["wide"] = op.bits == 16 || qx.bits() == 16;
+    op.params = params::AvgPool{op.bits == 16 || qx.bits() == 16};
     return true;
   }
 
@@ -983,10 +998,11 @@ class Compiler {
     set_q(out, qy);
     double M = qa.scale * qb.scale / qy.scale;
     fx::Multiplier mu = fx::make_multiplier(M, pow2_ && is_pow2(M));
-    op.kind = "matmul2";
-    op.ints["m"] = mu.m;
-    op.ints["n"] = mu.n;
-    set_clamp(op, qy, lo, hi);
+    params::MatMul2 mm;
+    mm.m = mu.m;
+    mm.n = mu.n;
+    set_clamp(mm, qy, lo, hi);
+    op.params = mm;
     return true;
   }
 
@@ -1006,9 +1022,7 @@ class Compiler {
     Tensor table(DType::Int32, {rx.hi - rx.lo + 1});
     for (int64_t d = 0; d < table.numel(); ++d)
       table.data<int32_t>()[d] = static_cast<int32_t>(fx::round_half_up(std::ldexp(std::exp(-qx.scale * static_cast<double>(d)), 30)));
-    op.kind = "softmax";
-    op.consts["exp_table"] = table;
-    op.ints["Q"] = Q;
+    op.params = params::Softmax{table, Q};
     return true;
   }
 
@@ -1041,12 +1055,8 @@ class Compiler {
       bq.data<int64_t>()[j] = static_cast<int64_t>(fx::round_half_up(std::ldexp(bv / qy.scale, 16)));
     }
     double eps = n.attr_float("epsilon", 1e-5f);
-    op.kind = "layernorm";
-    op.consts["mult"] = mult;
-    op.consts["shift"] = shift;
-    op.consts["sign"] = sign;
-    op.consts["beta"] = bq;
-    op.ints["eps_fx"] = static_cast<int64_t>(fx::round_half_up(std::ldexp(eps / (qx.scale * qx.scale), 16)));
+    op.params = params::LayerNorm{mult, shift, sign, bq,
+                                  static_cast<int64_t>(fx::round_half_up(std::ldexp(eps / (qx.scale * qx.scale), 16)))};
     op.node.inputs.resize(1);
     return true;
   }
@@ -1081,9 +1091,7 @@ class Compiler {
     Tensor table(qy.type, {x.numel()});  // output codes: 64 KB for a 16-bit input and 8-bit output
     for (int64_t i = 0; i < x.numel(); ++i)
       table.set_f64(i, static_cast<double>(fx::quantize(fy.get_f64(i), qy.scale, qy.zero_point, ry)));
-    op.kind = "lut";
-    op.consts["table"] = table;
-    op.ints["in_lo"] = rx.lo;
+    op.params = params::Table{table, rx.lo};
     op.node.inputs.resize(1);
     return true;
   }
@@ -1118,7 +1126,7 @@ class Compiler {
 
   void track_nonnegative(const QOp& op) {
     const Node& n = op.node;
-    bool composed = op.kind == "lut" && !op.fused.empty();  // its output is c(f(x)), not f(x)
+    bool composed = op.is<params::Table>() && !op.fused.empty();  // its output is c(f(x)), not f(x)
     if (kNonNegativeOps.count(n.op_type) && !composed)
       for (const auto& o : n.outputs) nonneg_.insert(o);
     if ((kMoveOps.count(n.op_type) || n.op_type == "Resize" || n.op_type == "Upsample" || n.op_type == "Pad") &&
@@ -1169,7 +1177,7 @@ class Compiler {
     std::ostringstream txt;
     int n_float = 0;
     for (const auto& op : prog_.ops) {
-      json l = {{"name", op.node.name}, {"op", op.node.op_type}, {"kind", op.kind}, {"bits", op.bits},
+      json l = {{"name", op.node.name}, {"op", op.node.op_type}, {"kind", std::string(op.kind())}, {"bits", op.bits},
                 {"fused", op.fused}};
       json ins = json::array(), outs = json::array();
       for (const auto& in : op.node.inputs) {
@@ -1188,7 +1196,7 @@ class Compiler {
       }
       l["inputs"] = ins;
       l["outputs"] = outs;
-      if (op.kind == "float") {
+      if (op.is<params::Float>()) {
         l["reason"] = op.reason;
         if (opts_.bits != 32) {
           fallback.push_back({{"name", op.node.name}, {"op", op.node.op_type}, {"reason", op.reason}});
@@ -1208,7 +1216,7 @@ class Compiler {
       std::vector<std::string> m = {op.node.name};
       m.insert(m.end(), op.fused.begin(), op.fused.end());
       members.push_back(m);
-      acc.push_back(op.kind != "float");
+      acc.push_back(!op.is<params::Float>());
     }
     json subgraphs = json::array();
     int n_acc = 0, n_cpu = 0;

@@ -30,11 +30,11 @@ Tensor dequantize_tensor(const Tensor& t, const QParams& q) {
 
 ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
   for (const auto& op : prog_.ops) {
-    if (op.kind == "float" || op.kind == "move") {
+    if (op.is<params::Float>() || op.is<params::Move>()) {
       FP_CHECK(KernelRegistry::reference().find(op.node.op_type, op.node.domain), op.node.label(), ": op '",
                op.node.op_type, "' is not supported by the runtime");
     } else {
-      FP_CHECK(qref::find_integer_kernel(op.kind), op.node.label(), ": unknown program op kind '", op.kind, "'");
+      FP_CHECK(qref::find_integer_kernel(std::string(op.kind())), op.node.label(), ": no integer kernel for op kind '", op.kind(), "'");
     }
   }
 }
@@ -58,13 +58,13 @@ std::vector<Tensor> ProgramRunner::run_op(const QOp& op, const std::map<std::str
     }
     auto it = values.find(in);
     if (it == values.end()) {
-      auto c = op.consts.find(cat("const", i));  // a constant operand quantized at compile time
-      FP_CHECK(c != op.consts.end(), op.node.label(), ": input '", in, "' has no value");
+      auto c = op.const_inputs.find(i);  // a constant operand quantized at compile time
+      FP_CHECK(c != op.const_inputs.end(), op.node.label(), ": input '", in, "' has no value");
       ins.push_back(&c->second);
       continue;
     }
     QParams q = q_of(in);
-    if (op.kind == "float" && !q.is_float()) {
+    if (op.is<params::Float>() && !q.is_float()) {
       deq.push_back(dequantize_tensor(it->second, q));
       ins.push_back(&deq.back());
     } else {
@@ -72,9 +72,9 @@ std::vector<Tensor> ProgramRunner::run_op(const QOp& op, const std::map<std::str
     }
   }
   std::vector<Tensor> outs;
-  if (op.kind == "float" || op.kind == "move") {
+  if (op.is<params::Float>() || op.is<params::Move>()) {
     outs = run_node(op.node, ins);
-    if (op.kind == "float")
+    if (op.is<params::Float>())
       for (size_t i = 0; i < outs.size(); ++i) {
         QParams q = q_of(op.node.outputs[i]);
         if (!op.node.outputs[i].empty() && !q.is_float() && dtype_is_float(outs[i].dtype()))
@@ -86,7 +86,7 @@ std::vector<Tensor> ProgramRunner::run_op(const QOp& op, const std::map<std::str
     for (const auto& in : op.node.inputs) ctx.in_q.push_back(q_of(in));
     for (const auto& o : op.node.outputs) ctx.out_q.push_back(q_of(o));
     try {
-      xk::find_runtime_kernel(op.kind)(ctx);
+      xk::find_runtime_kernel(std::string(op.kind()))(ctx);
     } catch (const Error& e) {
       std::string msg = e.what();
       if (msg.find(op.node.label()) == std::string::npos) fail(op.node.label(), ": ", msg);

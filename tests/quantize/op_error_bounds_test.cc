@@ -6,6 +6,7 @@
 #include "compile_test_util.h"
 #include "fixpoint/fixedpoint.h"
 #include "fixpoint/program_runner.h"
+#include "kernels/reference/integer/integer_kernels.h"
 
 namespace fixpoint {
 namespace {
@@ -47,11 +48,12 @@ Tensor dequantized_input(const Tensor& x, const QParams& q) {
 Graph reference_graph(const Graph& g, const Program& p) {
   Graph ref = g;
   const QOp& op = p.ops.at(0);
-  if (op.consts.count("weight")) {
+  if (op.is<params::Conv>() || op.is<params::ConvTranspose>() || op.is<params::MatMul>()) {
     Node& n = ref.nodes[0];
-    const Tensor& qw = op.consts.at("weight");
-    const Tensor& ws = op.consts.at("weight_scale");
-    const Tensor& qb = op.consts.at("bias");
+    const params::Weighted& pw = qref::weighted(op);
+    const Tensor& qw = pw.weight;
+    const Tensor& ws = pw.weight_scale;
+    const Tensor& qb = pw.bias;
     double sx = p.tensors.at(n.inputs[0]).scale;
     Tensor& w = ref.initializers.at(n.inputs[1]);
     int64_t N = qw.dim(0), K = qw.numel() / N;
@@ -89,7 +91,7 @@ void check_case(const OpCase& oc, int bits, uint32_t seed, double extra_lsb = 0.
   std::vector<std::map<std::string, Tensor>> calib = {make_inputs(), make_inputs(), make_inputs()};
   Program p = compile_graph(oc.graph, bits, calib);
   ASSERT_EQ(p.ops.size(), 1u);
-  ASSERT_NE(p.ops[0].kind, "float") << p.ops[0].reason;
+  ASSERT_NE(p.ops[0].kind(), "float") << p.ops[0].reason;
   if (g_mode.asymmetric) {  // the mode is only worth its name if some input really has a zero point
     bool lopsided = false, zp = false;
     for (const auto& [name, range] : oc.input_ranges) {

@@ -40,16 +40,17 @@ bool gemm_path_applies(const qref::QContext& c) {
   // The GEMM sums only the products in int32 and adds the bias in int64 afterwards, so it needs
   // K * max|q_x - z_x| * max|q_w| < 2^31 whatever the layer's accumulator ("wide" layers get
   // there through a large bias code, e.g. a channel with near-zero weights, not through K).
-  const Tensor& w = c.op.consts.at("weight");
+  const params::Weighted& p = qref::weighted(c.op);
+  const Tensor& w = p.weight;
   int64_t K = w.numel() / std::max<int64_t>(w.dim(0), 1);
-  int64_t wmax = c.op.ints.count("weight_bits") && c.op.ints.at("weight_bits") == 8 ? 128 : 32768;
+  int64_t wmax = p.weight_bits == 8 ? 128 : 32768;
   return K * 255 * wmax < (int64_t{1} << 31);
 }
 
 void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
-  const Tensor& w = op.consts.at("weight");
+  const Tensor& w = qref::weighted(op).weight;
   qref::ChannelRequant rq(c);
   ref::ConvGeometry geo = ref::conv_geometry(op.node, x.shape(), w.shape());
   int64_t N = geo.N, C = geo.C, M = geo.M, group = geo.group, cg = geo.cg, mg = geo.mg;
@@ -150,9 +151,10 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
 void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
-  const Tensor& w = op.consts.at("weight");  // W[m][(ci - g cg) ks + k] (22)
-  Shape ws = {x.dim(1), op.ints.at("mg")};
-  for (int64_t v : op.consts.at("kernel_shape").to_i64_vector()) ws.push_back(v);
+  const auto& p = op.as<params::ConvTranspose>();
+  const Tensor& w = p.weight;  // W[m][(ci - g cg) ks + k] (22)
+  Shape ws = {x.dim(1), p.mg};
+  for (int64_t v : p.kernel_shape.to_i64_vector()) ws.push_back(v);
   ref::TransposeWindow t = ref::conv_transpose_window(op.node, x.shape(), ws);
   Tensor& y = c.output(0, t.out_shape);
   qref::ChannelRequant rq(c);
@@ -214,7 +216,7 @@ void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
 void matmul_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
-  const Tensor& w = op.consts.at("weight");
+  const Tensor& w = qref::weighted(op).weight;
   int64_t N = w.dim(0), K = w.dim(1), Kp = round_up(K, kern.k_align);
   FP_CHECK(x.rank() >= 1 && x.dim(-1) == K, op.node.label(), ": input ", shape_str(x.shape()), " does not have ", K,
            " columns");
@@ -246,12 +248,12 @@ template <void (*Fast)(qref::QContext&, const GemmS16Kernel&)>
 void with_selected_gemm(qref::QContext& c) {
   const GemmS16Kernel* k = selected_gemm_s16();
   if (k && gemm_path_applies(c)) return Fast(c, *k);
-  qref::find_integer_kernel(c.op.kind)(c);
+  qref::find_integer_kernel(std::string(c.op.kind()))(c);
 }
 
 template <bool (*Fast)(qref::QContext&)>
 void or_reference(qref::QContext& c) {
-  if (!Fast(c)) qref::find_integer_kernel(c.op.kind)(c);
+  if (!Fast(c)) qref::find_integer_kernel(std::string(c.op.kind()))(c);
 }
 
 }  // namespace

@@ -76,34 +76,37 @@ bool binary_narrow(qref::QContext& c, F&& f) {
 
 bool addsub_fast(qref::QContext& c) {
   const QOp& op = c.op;
-  int64_t A = op.ints.at("A"), B = op.ints.at("B") * op.ints.at("sign");
-  int L = static_cast<int>(op.ints.at("L"));
+  const auto& p = op.as<params::AddSub>();
+  int64_t A = p.A, B = p.B * p.sign;
+  int L = static_cast<int>(p.L);
   // |q - z| < 2^16 and |A|, |B| < 2^40: the sum stays inside int64 (< 2^57), where RSH (4) is
   // the reference's 128-bit RSH.
   if (std::abs(A) >= (int64_t{1} << 40) || std::abs(B) >= (int64_t{1} << 40) || L < 1 || L > 62) return false;
-  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  fx::Range r = qref::clamp_range(p);
   int64_t zy = c.out_q[0].zero_point;
   return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::sat(fx::rsh(a * A + b * B, L) + zy, r); });
 }
 
 bool mul_fast(qref::QContext& c) {
   const QOp& op = c.op;
-  fx::Multiplier mu{op.ints.at("m"), static_cast<int>(op.ints.at("n"))};
+  const auto& p = op.as<params::Mul>();
+  fx::Multiplier mu{p.m, static_cast<int>(p.n)};
   // (13) in int64 equals the wide layers' 128-bit form while |(q_a - z_a)(q_b - z_b) m| < 2^62.
   auto bits = [](DType t) { return static_cast<int>(dtype_size(t)) * 8; };
   if (bits(c.in[0]->dtype()) + bits(c.in[1]->dtype()) + 32 > 62 || std::abs(mu.m) >= (int64_t{1} << 31)) return false;
-  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  fx::Range r = qref::clamp_range(p);
   int64_t zy = c.out_q[0].zero_point;
   return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize(a * b, mu, zy, r); });
 }
 
 bool lut_fast(qref::QContext& c) {
   const Tensor& x = *c.in[0];
-  const Tensor& tab = c.op.consts.at("table");
+  const auto& p = c.op.as<params::Table>();
+  const Tensor& tab = p.table;
   // Tables hold output codes (int32 in artifacts written before session 4).
   if (!narrow(x.dtype()) || (tab.dtype() != c.out_q[0].type && tab.dtype() != DType::Int32)) return false;
   Tensor& y = c.output(0, x.shape());
-  int64_t lo = c.op.ints.at("in_lo");
+  int64_t lo = p.in_lo;
   qref::visit_int(x.dtype(), [&](auto tx) {
     qref::visit_int(y.dtype(), [&](auto ty) {
       using X = decltype(tx);

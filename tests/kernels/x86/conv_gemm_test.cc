@@ -78,10 +78,10 @@ Tensor run(Case& c, int threads, const xk::GemmS16Kernel* k) {
     EXPECT_TRUE(xk::gemm_path_applies(ctx)) << c.op.node.label();
   }
   if (!k) {
-    qref::find_integer_kernel(c.op.kind)(ctx);
-  } else if (c.op.kind == "conv") {
+    qref::find_integer_kernel(std::string(c.op.kind()))(ctx);
+  } else if (c.op.is<params::Conv>()) {
     xk::conv_s8_gemm(ctx, *k);
-  } else if (c.op.kind == "conv_transpose") {
+  } else if (c.op.is<params::ConvTranspose>()) {
     xk::conv_transpose_s8_gemm(ctx, *k);
   } else {
     xk::matmul_s8_gemm(ctx, *k);

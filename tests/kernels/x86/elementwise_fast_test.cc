@@ -43,20 +43,27 @@ Binary random_binary(uint32_t seed, const std::string& kind) {
   test::set_input(tmp, sb, rng, true);
   c.b = tmp.x;
   c.qb = tmp.qx;
+  tmp.op.params = params::AddSub{};  // a Clamp for set_output
   test::set_output(tmp, rng, true);
   c.qy = tmp.qy;
   c.op = tmp.op;
-  c.op.kind = kind;
+  const auto& clamp = tmp.op.as<params::AddSub>();
   c.op.node = test::make_node(kind == "mul" ? "Mul" : "Add", {"a", "b"}, {"y"}, cat(kind, "_seed_", seed));
   std::uniform_int_distribution<int64_t> coef(-(int64_t{1} << 24), int64_t{1} << 24);
-  c.op.ints["A"] = coef(rng);
-  c.op.ints["B"] = coef(rng);
+  params::AddSub a;
+  a.A = coef(rng);
+  a.B = coef(rng);
   bool any16 = c.qa.bits() == 16 || c.qb.bits() == 16 || c.qy.bits() == 16;
-  c.op.ints["L"] = any16 ? 36 : 20;  // as the compiler sets them
-  c.op.ints["sign"] = rng() % 2 ? 1 : -1;
-  c.op.ints["m"] = std::uniform_int_distribution<int64_t>(1 << 29, (int64_t{1} << 31) - 1)(rng);
-  c.op.ints["n"] = std::uniform_int_distribution<int64_t>(30, 40)(rng);
-  c.op.ints["wide"] = any16;
+  a.L = any16 ? 36 : 20;  // as the compiler sets them
+  a.sign = rng() % 2 ? 1 : -1;
+  params::Mul m;
+  m.m = std::uniform_int_distribution<int64_t>(1 << 29, (int64_t{1} << 31) - 1)(rng);
+  m.n = std::uniform_int_distribution<int64_t>(30, 40)(rng);
+  a.wide = m.wide = any16;
+  a.lo = m.lo = clamp.lo;
+  a.hi = m.hi = clamp.hi;
+  if (std::string(kind) == "mul") c.op.params = m;
+  else c.op.params = a;
   return c;
 }
 
@@ -64,8 +71,8 @@ Tensor run_binary(Binary& c, bool fast) {
   std::vector<Tensor> out(1);
   qref::QContext ctx{c.op, {&c.a, &c.b}, {c.qa, c.qb}, {c.qy}, out, 1};
   bool done = false;
-  if (fast) done = c.op.kind == "mul" ? xk::mul_fast(ctx) : xk::addsub_fast(ctx);
-  if (!done) qref::find_integer_kernel(c.op.kind)(ctx);
+  if (fast) done = c.op.is<params::Mul>() ? xk::mul_fast(ctx) : xk::addsub_fast(ctx);
+  if (!done) qref::find_integer_kernel(std::string(c.op.kind()))(ctx);
   return out[0];
 }
 
@@ -100,15 +107,13 @@ TEST(ElementwiseFast, TableLookupMatchesTheReference) {
     test::Case c;
     test::set_input(c, {2, 3, 5, 7}, rng, true);
     test::set_output(c, rng, true);
-    c.op.kind = "lut";
     c.op.node = test::make_node("Sigmoid", {"x"}, {"y"}, cat("lut_seed_", seed));
     fx::Range rx = fx::range_of(c.qx.type), ry = fx::range_of(c.qy.type);
     // Tables of output codes as the compiler writes them, and int32 ones (older artifacts).
     Tensor tab(seed % 4 ? c.qy.type : DType::Int32, {rx.hi - rx.lo + 1});
     for (int64_t i = 0; i < tab.numel(); ++i)
       tab.set_f64(i, static_cast<double>(std::uniform_int_distribution<int64_t>(ry.lo, ry.hi)(rng)));
-    c.op.consts["table"] = tab;
-    c.op.ints["in_lo"] = rx.lo;
+    c.op.params = params::Table{tab, rx.lo};
     std::vector<Tensor> want(1), got(1);
     qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1}, fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, 1};
     qref::find_integer_kernel("lut")(rc);

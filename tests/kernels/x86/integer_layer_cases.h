@@ -27,7 +27,7 @@ inline Tensor random_codes(DType t, const Shape& s, std::mt19937& rng) {
 
 // Per-channel prepared constants. Half the layers are "wide" through a bias code beyond int32
 // (a channel with near-zero weights): the GEMM still sums the products in int32 (§4 bound on K).
-inline void prepare_channels(QOp& op, int64_t M, int64_t K, std::mt19937& rng, int64_t wmax) {
+inline void prepare_channels(params::Weighted& op, int64_t M, int64_t K, std::mt19937& rng, int64_t wmax) {
   bool wide = rng() % 2;
   int64_t bmax = wide ? int64_t{1} << 40 : int64_t{1} << 20;
   Tensor bias(DType::Int64, {M}), mult(DType::Int64, {M}), shift(DType::Int64, {M});
@@ -37,11 +37,11 @@ inline void prepare_channels(QOp& op, int64_t M, int64_t K, std::mt19937& rng, i
     mult.data<int64_t>()[c] = m(rng);
     shift.data<int64_t>()[c] = n(rng) + (wide ? 20 : 0);
   }
-  op.consts["bias"] = bias;
-  op.consts["mult"] = mult;
-  op.consts["shift"] = shift;
-  op.ints["wide"] = wide;
-  op.ints["weight_bits"] = wmax <= 128 ? 8 : 16;
+  op.bias = bias;
+  op.mult = mult;
+  op.shift = shift;
+  op.wide = wide;
+  op.weight_bits = wmax <= 128 ? 8 : 16;
   FP_CHECK(K * 255 * wmax < (int64_t{1} << 31), "test layer exceeds the int32 bound of §4");
 }
 
@@ -64,8 +64,12 @@ inline void set_output(Case& c, std::mt19937& rng, bool wide = false) {
   c.qy.type = random_code_type(rng, wide);
   fx::Range r = fx::range_of(c.qy.type);
   c.qy.zero_point = c.qy.type == DType::UInt8 || c.qy.type == DType::UInt16 ? static_cast<int64_t>(rng() % 40) : 0;
-  c.op.ints["lo"] = r.lo;
-  c.op.ints["hi"] = r.hi;
+  std::visit([&](auto& p) {
+    if constexpr (std::is_base_of_v<params::Clamp, std::decay_t<decltype(p)>>) {
+      p.lo = r.lo;
+      p.hi = r.hi;
+    }
+  }, c.op.params);
 }
 
 inline void set_input(Case& c, const Shape& s, std::mt19937& rng, bool wide = false) {
@@ -87,14 +91,15 @@ inline Case make_conv_case(const ConvSpec& spec, const std::string& name, std::m
   int64_t cg = spec.x[1] / spec.group;
   Shape ws = {spec.M, cg};
   ws.insert(ws.end(), spec.kernel.begin(), spec.kernel.end());
-  c.op.kind = "conv";
+  c.op.params = params::Conv{};
+  auto& p = c.op.as<params::Conv>();
   c.op.node = make_node("Conv", {"x"}, {"y"}, name,
                         {{"group", int_attr(spec.group)}, {"strides", ints_attr(spec.strides)},
                          {"dilations", ints_attr(spec.dilations)}, {"pads", ints_attr(spec.pads)}});
-  c.op.consts["weight"] = random_weights(ws, wmax, rng);
+  p.weight = random_weights(ws, wmax, rng);
   int64_t K = cg;
   for (int64_t k : spec.kernel) K *= k;
-  prepare_channels(c.op, spec.M, K, rng, wmax);
+  prepare_channels(p, spec.M, K, rng, wmax);
   set_input(c, spec.x, rng);
   set_output(c, rng);
   return c;
@@ -106,15 +111,16 @@ inline Case make_conv_transpose_case(const ConvSpec& spec, const std::string& na
   Case c;
   int64_t cg = spec.x[1] / spec.group, mg = spec.M / spec.group, ks = 1;
   for (int64_t k : spec.kernel) ks *= k;
-  c.op.kind = "conv_transpose";
+  c.op.params = params::ConvTranspose{};
+  auto& p = c.op.as<params::ConvTranspose>();
   std::map<std::string, Attribute> attrs = {{"group", int_attr(spec.group)}, {"strides", ints_attr(spec.strides)},
                                             {"dilations", ints_attr(spec.dilations)}, {"pads", ints_attr(spec.pads)}};
   if (!output_padding.empty()) attrs["output_padding"] = ints_attr(output_padding);
   c.op.node = make_node("ConvTranspose", {"x"}, {"y"}, name, attrs);
-  c.op.consts["weight"] = random_weights({spec.M, cg * ks}, 127, rng);
-  c.op.consts["kernel_shape"] = Tensor::from_i64(spec.kernel, {static_cast<int64_t>(spec.kernel.size())});
-  c.op.ints["mg"] = mg;
-  prepare_channels(c.op, spec.M, cg * ks, rng, 127);
+  p.weight = random_weights({spec.M, cg * ks}, 127, rng);
+  p.kernel_shape = Tensor::from_i64(spec.kernel, {static_cast<int64_t>(spec.kernel.size())});
+  p.mg = mg;
+  prepare_channels(p, spec.M, cg * ks, rng, 127);
   set_input(c, spec.x, rng);
   set_output(c, rng);
   return c;
@@ -124,10 +130,11 @@ inline Case make_conv_transpose_case(const ConvSpec& spec, const std::string& na
 inline Case make_matmul_case(const Shape& xs, int64_t N, const std::string& name, std::mt19937& rng) {
   Case c;
   int64_t K = xs.back();
-  c.op.kind = "matmul";
+  c.op.params = params::MatMul{};
+  auto& p = c.op.as<params::MatMul>();
   c.op.node = make_node("MatMul", {"x"}, {"y"}, name);
-  c.op.consts["weight"] = random_weights({N, K}, 127, rng);
-  prepare_channels(c.op, N, K, rng, 127);
+  p.weight = random_weights({N, K}, 127, rng);
+  prepare_channels(p, N, K, rng, 127);
   set_input(c, xs, rng);
   set_output(c, rng);
   return c;

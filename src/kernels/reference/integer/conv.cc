@@ -11,7 +11,7 @@ template <typename Acc>
 void conv_impl(QContext& c) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
-  const Tensor& w = op.consts.at("weight");
+  const Tensor& w = weighted(op).weight;
   ChannelRequant rq(c);
   ref::ConvGeometry geo = ref::conv_geometry(op.node, x.shape(), w.shape());
   int64_t N = geo.N, C = geo.C, M = geo.M, cg = geo.cg, mg = geo.mg;
@@ -58,7 +58,7 @@ void conv_impl(QContext& c) {
 }
 
 void k_conv(QContext& c) {
-  if (c.op.ints.at("wide")) conv_impl<int64_t>(c);
+  if (weighted(c.op).wide) conv_impl<int64_t>(c);
   else conv_impl<int32_t>(c);
 }
 
@@ -67,7 +67,7 @@ template <typename Acc>
 void matmul_impl(QContext& c) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
-  const Tensor& w = op.consts.at("weight");
+  const Tensor& w = weighted(op).weight;
   int64_t N = w.dim(0), K = w.dim(1);
   FP_CHECK(x.rank() >= 1 && x.dim(-1) == K, op.node.label(), ": input ", shape_str(x.shape()), " does not have ", K,
            " columns");
@@ -90,7 +90,7 @@ void matmul_impl(QContext& c) {
 }
 
 void k_matmul(QContext& c) {
-  if (c.op.ints.at("wide")) matmul_impl<int64_t>(c);
+  if (weighted(c.op).wide) matmul_impl<int64_t>(c);
   else matmul_impl<int32_t>(c);
 }
 
@@ -99,10 +99,11 @@ void k_matmul(QContext& c) {
 void k_conv_transpose(QContext& c) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
-  const Tensor& w = op.consts.at("weight");
+  const auto& p = op.as<params::ConvTranspose>();
+  const Tensor& w = p.weight;
   // The float weight shape [C, M/group, k...] the geometry is defined on.
-  Shape ws = {x.dim(1), op.ints.at("mg")};
-  for (int64_t v : op.consts.at("kernel_shape").to_i64_vector()) ws.push_back(v);
+  Shape ws = {x.dim(1), p.mg};
+  for (int64_t v : p.kernel_shape.to_i64_vector()) ws.push_back(v);
   ref::TransposeWindow t = ref::conv_transpose_window(op.node, x.shape(), ws);
   Tensor& y = c.output(0, t.out_shape);
   std::vector<int64_t> xq = load_codes(x, c.in_q[0].zero_point);
@@ -138,8 +139,9 @@ void k_matmul2(QContext& c) {
   ys.push_back(N);
   Tensor& y = c.output(0, ys);
   std::vector<int64_t> qa = load_codes(a, c.in_q[0].zero_point), qb = load_codes(b, c.in_q[1].zero_point);
-  fx::Multiplier mu{op.ints.at("m"), static_cast<int>(op.ints.at("n"))};
-  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  const auto& p = op.as<params::MatMul2>();
+  fx::Multiplier mu{p.m, static_cast<int>(p.n)};
+  fx::Range r = clamp_range(p);
   int64_t zy = c.out_q[0].zero_point;
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
   std::vector<std::array<int64_t, 2>> offs;

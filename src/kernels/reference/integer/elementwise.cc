@@ -12,9 +12,10 @@ void k_addsub(QContext& c) {
   Shape ys = ref::broadcast(a.shape(), b.shape(), op.node);
   Tensor& y = c.output(0, ys);
   std::vector<int64_t> qa = load_codes(a, c.in_q[0].zero_point), qb = load_codes(b, c.in_q[1].zero_point);
-  __int128 A = op.ints.at("A"), B = op.ints.at("B") * op.ints.at("sign");
-  int L = static_cast<int>(op.ints.at("L"));
-  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  const auto& p = op.as<params::AddSub>();
+  __int128 A = p.A, B = p.B * p.sign;
+  int L = static_cast<int>(p.L);
+  fx::Range r = clamp_range(p);
   int64_t zy = c.out_q[0].zero_point;
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
   ref::for_each_broadcast<2>(ys, {a.shape(), b.shape()}, [&](int64_t o, const std::array<int64_t, 2>& off) {
@@ -30,10 +31,11 @@ void k_mul(QContext& c) {
   Shape ys = ref::broadcast(a.shape(), b.shape(), op.node);
   Tensor& y = c.output(0, ys);
   std::vector<int64_t> qa = load_codes(a, c.in_q[0].zero_point), qb = load_codes(b, c.in_q[1].zero_point);
-  fx::Multiplier mu{op.ints.at("m"), static_cast<int>(op.ints.at("n"))};
-  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  const auto& p = op.as<params::Mul>();
+  fx::Multiplier mu{p.m, static_cast<int>(p.n)};
+  fx::Range r = clamp_range(p);
   int64_t zy = c.out_q[0].zero_point;
-  bool wide = op.ints.at("wide") != 0;
+  bool wide = p.wide;
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
   ref::for_each_broadcast<2>(ys, {a.shape(), b.shape()}, [&](int64_t o, const std::array<int64_t, 2>& off) {
     int64_t p = qa[off[0]] * qb[off[1]];
@@ -50,10 +52,11 @@ void k_div(QContext& c) {
   Shape ys = ref::broadcast(a.shape(), b.shape(), op.node);
   Tensor& y = c.output(0, ys);
   std::vector<int64_t> qa = load_codes(a, c.in_q[0].zero_point), qb = load_codes(b, c.in_q[1].zero_point);
-  __int128 m = op.ints.at("m");
-  int n = static_cast<int>(op.ints.at("n"));
+  const auto& p = op.as<params::Div>();
+  __int128 m = p.m;
+  int n = static_cast<int>(p.n);
   __int128 num_shift = n < 0 ? __int128{1} << -n : 1, den_shift = n > 0 ? __int128{1} << n : 1;
-  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  fx::Range r = clamp_range(p);
   int64_t zy = c.out_q[0].zero_point;
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
   ref::for_each_broadcast<2>(ys, {a.shape(), b.shape()}, [&](int64_t o, const std::array<int64_t, 2>& off) {
@@ -94,9 +97,9 @@ void k_reduce(QContext& c) {
   Tensor s = run_node(sum, ins).at(0);
   Tensor& y = c.output(0, s.shape());
   int64_t count = s.numel() ? x.numel() / s.numel() : 0;
-  double M = c.in_q[0].scale / c.out_q[0].scale / (op.ints.at("mean") ? static_cast<double>(std::max<int64_t>(count, 1)) : 1.0);
+  double M = c.in_q[0].scale / c.out_q[0].scale / (op.as<params::Reduce>().mean ? static_cast<double>(std::max<int64_t>(count, 1)) : 1.0);
   fx::Multiplier mu = fx::make_multiplier(M, false);
-  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  fx::Range r = clamp_range(op.as<params::Reduce>());
   int64_t zy = c.out_q[0].zero_point;
   std::vector<int64_t> yq(static_cast<size_t>(s.numel()));
   for (int64_t i = 0; i < s.numel(); ++i) yq[i] = fx::requantize_wide(s.data<int64_t>()[i], mu, zy, r);
@@ -109,13 +112,14 @@ void k_reduce(QContext& c) {
 void k_prelu(QContext& c) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
-  const Tensor &mult = op.consts.at("neg_mult"), &shift = op.consts.at("neg_shift"), &sign = op.consts.at("neg_sign");
+  const auto& p = op.as<params::PRelu>();
+  const Tensor &mult = p.neg_mult, &shift = p.neg_shift, &sign = p.neg_sign;
   Tensor& y = c.output(0, x.shape());
   std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
-  fx::Multiplier pos{op.ints.at("m"), static_cast<int>(op.ints.at("n"))};
-  fx::Range r{op.ints.at("lo"), op.ints.at("hi")};
+  fx::Multiplier pos{p.m, static_cast<int>(p.n)};
+  fx::Range r = clamp_range(p);
   int64_t zy = c.out_q[0].zero_point;
-  bool wide = op.ints.at("wide") != 0;
+  bool wide = p.wide;
   auto rq = [&](int64_t a, const fx::Multiplier& mu) {
     return wide ? fx::requantize_wide(a, mu, zy, r) : fx::requantize(a, mu, zy, r);
   };
@@ -147,7 +151,8 @@ void k_concat(QContext& c) {
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
   for (size_t k = 0; k < c.in.size(); ++k) {
     std::vector<int64_t> q = load_codes(*c.in[k], c.in_q[k].zero_point);
-    fx::Multiplier mu{op.consts.at("mult").data<int64_t>()[k], static_cast<int>(op.consts.at("shift").data<int64_t>()[k])};
+    const auto& p = op.as<params::Concat>();
+    fx::Multiplier mu{p.mult.data<int64_t>()[k], static_cast<int>(p.shift.data<int64_t>()[k])};
     int64_t row = c.in[k]->dim(axis) * inner;
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t j = 0; j < row; ++j) yq[o * orow + at + j] = fx::requantize(q[o * row + j], mu, zy, r);
@@ -234,8 +239,9 @@ void k_globalmaxpool(QContext& c) {
 void k_lut(QContext& c) {
   const Tensor& x = *c.in[0];
   Tensor& y = c.output(0, x.shape());
-  std::vector<int64_t> tab = load_codes(c.op.consts.at("table"), 0);  // output codes, any integer type
-  std::vector<int64_t> q = load_codes(x, c.op.ints.at("in_lo"));
+  const auto& p = c.op.as<params::Table>();
+  std::vector<int64_t> tab = load_codes(p.table, 0);  // output codes, any integer type
+  std::vector<int64_t> q = load_codes(x, p.in_lo);
   for (auto& v : q) v = tab.at(static_cast<size_t>(v));
   store_codes(y, q);
 }

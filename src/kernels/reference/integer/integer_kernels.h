@@ -17,24 +17,36 @@ struct QContext {
   Tensor& output(size_t i, const Shape& s) { return out.at(i) = Tensor(out_q.at(i).type, s); }
 };
 
+// A Clamp's [lo, hi] as a code range.
+inline fx::Range clamp_range(const params::Clamp& c) { return {c.lo, c.hi}; }
+
 using QKernelFn = void (*)(QContext&);
 // The kernel of a program op kind ("conv", "matmul", ...), or nullptr.
 QKernelFn find_integer_kernel(const std::string& kind);
 
 // The prepared per-output-channel constants of Conv, ConvTranspose and Gemm/MatMul: the bias
 // (11) an accumulator starts from, and RQ (13) with channel c's multiplier into [lo, hi].
+// The Weighted params of a Conv, ConvTranspose or MatMul op.
+inline const params::Weighted& weighted(const QOp& op) {
+  if (const auto* p = std::get_if<params::Conv>(&op.params)) return *p;
+  if (const auto* p = std::get_if<params::ConvTranspose>(&op.params)) return *p;
+  return op.as<params::MatMul>();
+}
+
 struct ChannelRequant {
   const int64_t *bias, *mult, *shift;
   fx::Range r;
   int64_t zy;
   bool wide;
   explicit ChannelRequant(const QContext& c)
-      : bias(c.op.consts.at("bias").data<int64_t>()),
-        mult(c.op.consts.at("mult").data<int64_t>()),
-        shift(c.op.consts.at("shift").data<int64_t>()),
-        r{c.op.ints.at("lo"), c.op.ints.at("hi")},
-        zy(c.out_q[0].zero_point),
-        wide(c.op.ints.at("wide") != 0) {}
+      : ChannelRequant(weighted(c.op), c.out_q[0].zero_point) {}
+  ChannelRequant(const params::Weighted& p, int64_t zero_point)
+      : bias(p.bias.data<int64_t>()),
+        mult(p.mult.data<int64_t>()),
+        shift(p.shift.data<int64_t>()),
+        r{p.lo, p.hi},
+        zy(zero_point),
+        wide(p.wide) {}
   int64_t operator()(int64_t a, int64_t ch) const {
     fx::Multiplier mu{mult[ch], static_cast<int>(shift[ch])};
     return wide ? fx::requantize_wide(a, mu, zy, r) : fx::requantize(a, mu, zy, r);

@@ -27,8 +27,9 @@ void k_softmax(QContext& c) {
   int64_t axis = ref::norm_axis(op.node.attr_int("axis", legacy ? 1 : -1), x.rank(), op.node);
   Rows rw = rows_of(x.shape(), axis, legacy);
   std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
-  const int32_t* E = op.consts.at("exp_table").data<int32_t>();
-  int64_t span = op.consts.at("exp_table").numel(), Q = op.ints.at("Q");
+  const auto& p = op.as<params::Softmax>();
+  const int32_t* E = p.exp_table.data<int32_t>();
+  int64_t span = p.exp_table.numel(), Q = p.Q;
   fx::Range r = fx::range_of(c.out_q[0].type);
   std::vector<int64_t> yq(q.size());
   parallel_for(rw.outer * rw.inner, c.threads, [&](int64_t oi) {
@@ -57,13 +58,14 @@ void k_layernorm(QContext& c) {
   const Tensor& x = *c.in[0];
   Tensor& y = c.output(0, x.shape());
   int64_t N = x.dim(-1), rows = x.numel() / std::max<int64_t>(N, 1);
-  const int64_t* m = op.consts.at("mult").data<int64_t>();
-  const int64_t* n = op.consts.at("shift").data<int64_t>();
-  const int64_t* sign = op.consts.at("sign").data<int64_t>();
-  const int64_t* B = op.consts.at("beta").data<int64_t>();
-  int64_t per = op.consts.at("mult").numel();  // N, or 1 when gamma/beta are scalars
+  const auto& p = op.as<params::LayerNorm>();
+  const int64_t* m = p.mult.data<int64_t>();
+  const int64_t* n = p.shift.data<int64_t>();
+  const int64_t* sign = p.sign.data<int64_t>();
+  const int64_t* B = p.beta.data<int64_t>();
+  int64_t per = p.mult.numel();  // N, or 1 when gamma/beta are scalars
   FP_CHECK(per == 1 || per == N, op.node.label(), ": last axis has ", N, " values, scale/bias ", per);
-  __int128 EPS = op.ints.at("eps_fx");
+  __int128 EPS = p.eps_fx;
   int log2n = 0;
   while ((int64_t{1} << log2n) < N) ++log2n;
   int P = (110 - log2n) / 2;

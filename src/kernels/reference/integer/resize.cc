@@ -41,9 +41,9 @@ void k_resize_linear(QContext& c) {
   Tensor& y = c.output(0, plan.out);
   std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
   // M = s_x / s_y as m 2^-n (12), the 2^(F axes) of the weights folded into the shift.
-  fx::Multiplier mu = fx::make_multiplier(c.in_q[0].scale / c.out_q[0].scale, false);
-  mu.n += kWeightBits * axes;
-  fx::Range rg{op.ints.at("lo"), op.ints.at("hi")};
+  const auto& p = op.as<params::ResizeLinear>();
+  fx::Multiplier mu{p.m, static_cast<int>(p.n + kWeightBits * axes)};
+  fx::Range rg = clamp_range(p);
   int64_t zy = c.out_q[0].zero_point;
   std::vector<int64_t> xst = ref::strides_of(x.shape());
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));

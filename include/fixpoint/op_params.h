@@ -1,0 +1,234 @@
+// fixpoint: the typed contract between the compiler and the integer kernels. Each integer op
+// kind has one parameter struct: its prepare step (src/quantize) fills it at compile time, the
+// artifact stores it through the struct's field list (one schema, validated on load), and its
+// integer reference kernel and every fast kernel read it. No string-keyed maps in between.
+//
+// Every struct lists its fields once, in `fields(v)`: v(name, member) for each. The artifact
+// writer/reader and the validator walk that list (src/artifact/op_schema.cc).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <variant>
+
+#include "fixpoint/tensor.h"
+
+namespace fixpoint::params {
+
+// An op the accelerator does not run: the float reference kernel of its node, between dequantize
+// and quantize (CPU fallback).
+struct Float {
+  static constexpr const char* kKind = "float";
+  template <class V> void fields(V&) {}
+};
+
+// Data movement (Reshape, Transpose, Slice, MaxPool, Resize nearest, Pad, ...): the node's own
+// kernel moves the integer codes; the output has the input's encoding (docs/arithmetic.md §5.7).
+struct Move {
+  static constexpr const char* kKind = "move";
+  template <class V> void fields(V&) {}
+};
+
+// [lo, hi]: output codes after a fused activation (§5.1), within the output type's range.
+struct Clamp {
+  int64_t lo = 0, hi = 0;
+};
+
+// Conv, ConvTranspose, Gemm/MatMul with constant weights (9)-(15): int16-held weight codes (8- or
+// 16-bit values), per output channel the bias (11) and RQ multiplier m 2^-n (12), the weight
+// scale (for bias correction and reports), and whether the layer accumulates in int64 (§4).
+struct Weighted : Clamp {
+  Tensor weight;        // int16: Conv [M, C/g, k...], ConvTranspose and MatMul [N, K]
+  Tensor bias;          // int64 [N]
+  Tensor mult, shift;   // int64 [N]
+  Tensor weight_scale;  // float64 [N]
+  bool wide = false;
+  int64_t weight_bits = 8;
+  template <class V> void weighted_fields(V& v) {
+    v("weight", weight);
+    v("bias", bias);
+    v("mult", mult);
+    v("shift", shift);
+    v("weight_scale", weight_scale);
+    v("lo", lo);
+    v("hi", hi);
+    v("wide", wide);
+    v("weight_bits", weight_bits);
+  }
+};
+struct Conv : Weighted {
+  static constexpr const char* kKind = "conv";
+  template <class V> void fields(V& v) { weighted_fields(v); }
+};
+struct MatMul : Weighted {
+  static constexpr const char* kKind = "matmul";
+  template <class V> void fields(V& v) { weighted_fields(v); }
+};
+struct ConvTranspose : Weighted {
+  static constexpr const char* kKind = "conv_transpose";
+  int64_t mg = 1;       // output channels per group
+  Tensor kernel_shape;  // int64 [spatial rank]
+  template <class V> void fields(V& v) {
+    weighted_fields(v);
+    v("mg", mg);
+    v("kernel_shape", kernel_shape);
+  }
+};
+
+// Add/Sub (16)-(17): q_y = RQ'(A (q_a - z_a) + sign B (q_b - z_b)) with 2^-L.
+struct AddSub : Clamp {
+  static constexpr const char* kKind = "addsub";
+  int64_t L = 20, A = 0, B = 0, sign = 1;
+  bool wide = false;
+  template <class V> void fields(V& v) {
+    v("L", L);
+    v("A", A);
+    v("B", B);
+    v("sign", sign);
+    v("lo", lo);
+    v("hi", hi);
+    v("wide", wide);
+  }
+};
+
+// Mul (18), Div (32), MatMul of two activations (21): one multiplier m 2^-n.
+struct Scaled : Clamp {
+  int64_t m = 1, n = 0;
+  bool wide = false;
+  template <class V> void scaled_fields(V& v) {
+    v("m", m);
+    v("n", n);
+    v("lo", lo);
+    v("hi", hi);
+    v("wide", wide);
+  }
+};
+struct Mul : Scaled {
+  static constexpr const char* kKind = "mul";
+  template <class V> void fields(V& v) { scaled_fields(v); }
+};
+struct Div : Scaled {
+  static constexpr const char* kKind = "div";
+  template <class V> void fields(V& v) { scaled_fields(v); }
+};
+struct MatMul2 : Scaled {
+  static constexpr const char* kKind = "matmul2";
+  template <class V> void fields(V& v) { scaled_fields(v); }
+};
+
+// Concat (19): input i requantized with mult[i] 2^-shift[i].
+struct Concat {
+  static constexpr const char* kKind = "concat";
+  Tensor mult, shift;  // int64 [inputs]
+  template <class V> void fields(V& v) {
+    v("mult", mult);
+    v("shift", shift);
+  }
+};
+
+// PRelu (33): m 2^-n where x >= z_x, else per slope element |M_k| with its sign.
+struct PRelu : Clamp {
+  static constexpr const char* kKind = "prelu";
+  int64_t m = 1, n = 0;
+  bool wide = false;
+  Tensor neg_mult, neg_shift, neg_sign;  // int64, the slope's shape
+  template <class V> void fields(V& v) {
+    v("m", m);
+    v("n", n);
+    v("wide", wide);
+    v("neg_mult", neg_mult);
+    v("neg_shift", neg_shift);
+    v("neg_sign", neg_sign);
+    v("lo", lo);
+    v("hi", hi);
+  }
+};
+
+// ReduceSum / ReduceMean (31).
+struct Reduce : Clamp {
+  static constexpr const char* kKind = "reduce";
+  bool mean = false;
+  template <class V> void fields(V& v) {
+    v("mean", mean);
+    v("lo", lo);
+    v("hi", hi);
+  }
+};
+
+// AveragePool / GlobalAveragePool (§5.6).
+struct AvgPool {
+  static constexpr const char* kKind = "avgpool";
+  bool wide = false;
+  template <class V> void fields(V& v) { v("wide", wide); }
+};
+
+// GlobalMaxPool: the largest code of each plane (the input's encoding).
+struct GlobalMaxPool {
+  static constexpr const char* kKind = "globalmaxpool";
+  template <class V> void fields(V&) {}
+};
+
+// Softmax (23)-(25): E[d] = R(2^30 exp(-s_x d)) over the span of input codes; Q = 1 / s_y.
+struct Softmax {
+  static constexpr const char* kKind = "softmax";
+  Tensor exp_table;  // int32 [span of the input code type]
+  int64_t Q = 255;
+  template <class V> void fields(V& v) {
+    v("exp_table", exp_table);
+    v("Q", Q);
+  }
+};
+
+// LayerNormalization over the last axis (26)-(30).
+struct LayerNorm {
+  static constexpr const char* kKind = "layernorm";
+  Tensor mult, shift, sign, beta;  // int64 [normalized size]
+  int64_t eps_fx = 0;
+  template <class V> void fields(V& v) {
+    v("mult", mult);
+    v("shift", shift);
+    v("sign", sign);
+    v("beta", beta);
+    v("eps_fx", eps_fx);
+  }
+};
+
+// Unary function by table (20): table[q - in_lo] is the output code of input code q.
+struct Table {
+  static constexpr const char* kKind = "lut";
+  Tensor table;  // the output's code type, one entry per input code
+  int64_t in_lo = 0;
+  template <class V> void fields(V& v) {
+    v("table", table);
+    v("in_lo", in_lo);
+  }
+};
+
+// Resize / Upsample linear (34): M = s_x / s_y as m 2^-n (the kernel adds F bits of shift per
+// interpolating axis, which the geometry decides).
+struct ResizeLinear : Clamp {
+  static constexpr const char* kKind = "resize_linear";
+  int64_t m = 1, n = 0;
+  template <class V> void fields(V& v) {
+    v("m", m);
+    v("n", n);
+    v("lo", lo);
+    v("hi", hi);
+  }
+};
+
+}  // namespace fixpoint::params
+
+namespace fixpoint {
+
+// One alternative per program op kind; the index is stable within a format version.
+using OpParams = std::variant<params::Float, params::Move, params::Conv, params::ConvTranspose, params::MatMul,
+                              params::AddSub, params::Mul, params::Div, params::MatMul2, params::Concat,
+                              params::PRelu, params::Reduce, params::AvgPool, params::GlobalMaxPool,
+                              params::Softmax, params::LayerNorm, params::Table, params::ResizeLinear>;
+
+// The kind name of the alternative p holds ("conv", "lut", ...), as reports and artifacts spell it.
+inline const char* kind_name(const OpParams& p) {
+  return std::visit([](const auto& a) { return std::decay_t<decltype(a)>::kKind; }, p);
+}
+
+}  // namespace fixpoint
