@@ -10,7 +10,7 @@ bash scripts/setup.sh
 start=$(date +%s)
 
 echo "== release build"
-bash scripts/build.sh build
+bash scripts/build.sh build -DFIXPOINT_WERROR=ON
 (cd build && ctest --output-on-failure --timeout 1200)
 
 echo "== ASan+UBSan build"

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "fixpoint/artifact.h"
 #include "fixpoint/auto_mixed.h"
 #include "fixpoint/compiler.h"
 

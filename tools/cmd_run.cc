@@ -10,9 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "fixpoint/artifact.h"
 #include "fixpoint/model.h"
 #include "fixpoint/npy.h"
 #include "fixpoint/program_runner.h"
+#include "fixpoint/trace.h"
 #include "fixpoint/runtime.h"
 
 namespace fixpoint::cli {
@@ -58,59 +60,6 @@ void write_outputs(const RunArgs& a, const std::map<std::string, Tensor>& output
     if (!a.quiet) std::cout << name << suffix << ": " << summarize(t) << "\n  -> " << path << "\n";
   }
 }
-
-// --trace: every computed tensor as float32 .npy (+ integer codes) and index.json. For a
-// compiled program, each entry also names its subgraph, and the tensors fusion or rewrites
-// removed are listed with the program tensor that stands for them (from compile_report.json).
-class TraceWriter {
- public:
-  explicit TraceWriter(const std::string& dir) : dir_(dir) {
-    if (dir_.empty()) return;
-    std::error_code ec;
-    std::filesystem::create_directories(dir_, ec);
-    FP_CHECK(!ec, "--trace '", dir_, "': ", ec.message());
-  }
-  bool on() const { return !dir_.empty(); }
-  void add(const std::string& tensor, const std::string& node, const std::string& op, const Tensor& value,
-           const Tensor* codes, const QParams& q) {
-    if (!on() || tensor.empty() || !dtype_is_float(value.dtype())) return;
-    std::string base = sanitize_name(tensor);
-    save_npy((std::filesystem::path(dir_) / (base + ".npy")).string(), value);
-    nlohmann::json e = {{"file", base + ".npy"}, {"shape", value.shape()}, {"node", node}, {"op", op},
-                        {"bits", q.bits()}, {"dtype", dtype_name(q.type)}, {"scale", q.scale}};
-    if (auto sg = subgraph_.find(node); sg != subgraph_.end()) e["subgraph"] = sg->second;
-    if (codes) {
-      save_npy((std::filesystem::path(dir_) / (base + ".codes.npy")).string(), *codes);
-      e["codes"] = base + ".codes.npy";
-    }
-    index_[tensor] = e;
-  }
-  // Subgraphs and removed tensors of a compiled program (its compile_report.json).
-  void use_report(const std::string& program_dir) {
-    std::ifstream f(std::filesystem::path(program_dir) / "compile_report.json");
-    if (!on() || !f.good()) return;
-    nlohmann::json rep = nlohmann::json::parse(f, nullptr, false);
-    if (rep.is_discarded()) return;
-    for (const auto& sg : rep.value("subgraphs", nlohmann::json::array()))
-      for (const auto& n : sg["nodes"])
-        subgraph_[n.get<std::string>()] = {{"id", sg["id"]}, {"kind", sg["kind"]}};
-    removed_ = rep.value("removed_tensors", nlohmann::json::object());
-  }
-  ~TraceWriter() {
-    if (!on()) return;
-    for (const auto& [t, r] : removed_.items())
-      if (!index_.contains(t))
-        index_[t] = {{"removed", "fused or rewritten away at compile time"}, {"node", r["node"]}, {"op", r["op"]},
-                     {"stand_in", r["stand_in"]}};
-    std::ofstream(std::filesystem::path(dir_) / "index.json") << index_.dump(1) << "\n";
-  }
-
- private:
-  std::string dir_;
-  std::map<std::string, nlohmann::json> subgraph_;
-  nlohmann::json removed_ = nlohmann::json::object();
-  nlohmann::json index_ = nlohmann::json::object();
-};
 
 // §2.8: non-finite values are said once per tensor, never hidden (a program maps NaN to the
 // zero point and saturates Inf; the float reference propagates them).

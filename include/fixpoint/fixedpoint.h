@@ -5,7 +5,8 @@
 #include <cstdint>
 #include <limits>
 
-#include "fixpoint/tensor.h"
+#include "fixpoint/dtype.h"
+#include "fixpoint/error.h"
 
 namespace fixpoint::fx {
 

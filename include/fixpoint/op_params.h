@@ -178,18 +178,28 @@ struct Softmax {
   }
 };
 
-// LayerNormalization over the last axis (26)-(30).
-struct LayerNorm {
-  static constexpr const char* kKind = "layernorm";
-  Tensor mult, shift, sign, beta;  // int64 [normalized size]
+// Normalization of rows (26)-(30): per affine index j, gamma_j / s_y = sign_j mult_j 2^-shift_j
+// and beta_j in units of 2^-16 s_y; EPS = R(2^16 eps / s_x^2).
+struct Normalize {
+  Tensor mult, shift, sign, beta;  // int64 [affine size]
   int64_t eps_fx = 0;
-  template <class V> void fields(V& v) {
+  template <class V> void normalize_fields(V& v) {
     v("mult", mult);
     v("shift", shift);
     v("sign", sign);
     v("beta", beta);
     v("eps_fx", eps_fx);
   }
+};
+// LayerNormalization over the last axis: a row is a last-axis vector, j its element index.
+struct LayerNorm : Normalize {
+  static constexpr const char* kKind = "layernorm";
+  template <class V> void fields(V& v) { normalize_fields(v); }
+};
+// InstanceNormalization (§5.19): a row is one (n, c) plane, j its channel c.
+struct InstanceNorm : Normalize {
+  static constexpr const char* kKind = "instancenorm";
+  template <class V> void fields(V& v) { normalize_fields(v); }
 };
 
 // Unary function by table (20): table[q - in_lo] is the output code of input code q.
@@ -224,7 +234,8 @@ namespace fixpoint {
 using OpParams = std::variant<params::Float, params::Move, params::Conv, params::ConvTranspose, params::MatMul,
                               params::AddSub, params::Mul, params::Div, params::MatMul2, params::Concat,
                               params::PRelu, params::Reduce, params::AvgPool, params::GlobalMaxPool,
-                              params::Softmax, params::LayerNorm, params::Table, params::ResizeLinear>;
+                              params::Softmax, params::LayerNorm, params::InstanceNorm, params::Table,
+                              params::ResizeLinear>;
 
 // The kind name of the alternative p holds ("conv", "lut", ...), as reports and artifacts spell it.
 inline const char* kind_name(const OpParams& p) {

@@ -55,8 +55,4 @@ struct Program {
   std::vector<QOp> ops;
 };
 
-// Writes/reads DIR/model.fxp: magic, format version, CBOR payload, CRC-32 checksum.
-void save_program(const Program& p, const std::string& path);
-Program load_program(const std::string& path);
-
 }  // namespace fixpoint

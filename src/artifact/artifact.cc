@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "fixpoint/program.h"
+#include "fixpoint/artifact.h"
 #include "op_schema.h"
 
 namespace fixpoint {

@@ -188,7 +188,9 @@ class Check {
     tensor(s.exp_table, DType::Int32, xr.hi - xr.lo + 1, "exp_table", 0, int64_t{1} << 30);
     range(s.Q, 1, 65536, "Q");
   }
-  void operator()(const params::LayerNorm& l) const {
+  void operator()(const params::LayerNorm& l) const { normalize(l); }
+  void operator()(const params::InstanceNorm& l) const { normalize(l); }
+  void normalize(const params::Normalize& l) const {
     inputs_coded(1);
     int64_t n = l.mult.numel();
     that(n >= 1, "mult", "is empty");

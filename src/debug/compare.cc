@@ -1,3 +1,4 @@
+#include "fixpoint/artifact.h"
 #include "fixpoint/compare.h"
 
 #include <algorithm>

@@ -92,7 +92,7 @@ const std::map<std::string, Rule>& table() {
     };
     for (const char* op : {"AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Softmax"})
       r[op] = [](const Graph&, const Node&) { return yes(); };
-    r["LayerNormalization"] = [](const Graph& g, const Node& n) {
+    r["LayerNormalization"] = r["InstanceNormalization"] = [](const Graph& g, const Node& n) {
       if (!consts_from(g, n, 1)) return no_attr("scale/bias are not constants");
       return yes();
     };

@@ -12,7 +12,6 @@
 #include "fixpoint/graph_match.h"
 #include "fixpoint/partition.h"
 #include "fixpoint/passes.h"
-#include "fixpoint/program_runner.h"
 #include "fixpoint/runtime.h"
 #include "histogram.h"
 #include <array>
@@ -549,6 +548,7 @@ class Compiler {
     if (t == "MatMul" && prepare_matmul2(op)) return;
     if (t == "Softmax" && prepare_softmax(op)) return;
     if (t == "LayerNormalization" && prepare_layernorm(op)) return;
+    if (t == "InstanceNormalization" && prepare_instancenorm(op)) return;
     if ((t == "Add" || t == "Sub" || t == "Mul" || t == "Div") && prepare_binary(op)) return;
     if ((t == "ReduceMean" || t == "ReduceSum") && prepare_reduce(op)) return;
     if (t == "PRelu" && prepare_prelu(op)) return;
@@ -806,7 +806,8 @@ class Compiler {
     if (n.op_type == "Conv") {
       op.params = params::Conv{pw};
     } else if (n.op_type == "ConvTranspose") {
-      params::ConvTranspose ct{pw};
+      params::ConvTranspose ct;
+      static_cast<params::Weighted&>(ct) = pw;
       ct.mg = w.dim(1);
       ct.kernel_shape = Tensor::from_i64(Shape(w.shape().begin() + 2, w.shape().end()), {w.rank() - 2});
       op.params = ct;
@@ -1040,9 +1041,32 @@ class Compiler {
     int64_t per = gamma->numel();
     if (beta && beta->numel() != per && beta->numel() != 1) return false;
     if (beta && beta->numel() != per) per = std::max(per, beta->numel());
+    params::LayerNorm ln;
+    if (!prepare_normalize(op, gamma, beta, per, &ln)) return false;
+    op.params = ln;
+    op.node.inputs.resize(1);
+    return true;
+  }
+
+  // InstanceNormalization (§5.19): (26)-(30) over each (n, c) plane, gamma/beta per channel.
+  bool prepare_instancenorm(QOp& op) {
+    const Node& n = op.node;
+    if (!all_inputs_quantized(n, 1) || n.inputs.size() != 3) return false;
+    const Tensor* gamma = match::constant(g_, n.inputs[1]);
+    const Tensor* beta = match::constant(g_, n.inputs[2]);
+    if (!gamma || !beta || gamma->rank() != 1 || beta->numel() != gamma->numel()) return false;
+    params::InstanceNorm in;
+    if (!prepare_normalize(op, gamma, beta, gamma->numel(), &in)) return false;
+    op.params = in;
+    op.node.inputs.resize(1);
+    return true;
+  }
+
+  // The constants of (26)-(30) for `per` affine indices (gamma/beta of one value broadcast).
+  bool prepare_normalize(QOp& op, const Tensor* gamma, const Tensor* beta, int64_t per, params::Normalize* out) {
+    const Node& n = op.node;
     QParams qx = q_of(n.inputs[0]);
     QParams qy = activation_qparams(n.outputs[0], op.bits);
-    set_q(n.outputs[0], qy);
     Tensor mult(DType::Int64, {per}), shift(DType::Int64, {per}), sign(DType::Int64, {per}), bq(DType::Int64, {per});
     for (int64_t j = 0; j < per; ++j) {
       double G = gamma->get_f64(gamma->numel() == 1 ? 0 : j) / qy.scale;
@@ -1055,9 +1079,9 @@ class Compiler {
       bq.data<int64_t>()[j] = static_cast<int64_t>(fx::round_half_up(std::ldexp(bv / qy.scale, 16)));
     }
     double eps = n.attr_float("epsilon", 1e-5f);
-    op.params = params::LayerNorm{mult, shift, sign, bq,
-                                  static_cast<int64_t>(fx::round_half_up(std::ldexp(eps / (qx.scale * qx.scale), 16)))};
-    op.node.inputs.resize(1);
+    set_q(n.outputs[0], qy);
+    *out = params::Normalize{mult, shift, sign, bq,
+                             static_cast<int64_t>(fx::round_half_up(std::ldexp(eps / (qx.scale * qx.scale), 16)))};
     return true;
   }
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "quantize/compile_test_util.h"
+#include "fixpoint/artifact.h"
 #include "fixpoint/npy.h"
 #include "fixpoint/program_runner.h"
 
@@ -61,8 +62,12 @@ Graph every_kind_graph() {
   node("Reshape", {"globalmaxpool", "col"}, "gm_col");
   node("Reshape", {"globalmaxpool", "row"}, "gm_row");
   node("MatMul", {"gm_col", "gm_row"}, "matmul2");
+  init("in_scale", test::random_tensor({4}, 8, 0.5f, 1.5f));
+  init("in_bias", test::random_tensor({4}, 9));
+  node("InstanceNormalization", {"conv", "in_scale", "in_bias"}, "instancenorm");
   g.outputs.push_back(ValueInfo{"layernorm", DType::Float32, std::nullopt});
   g.outputs.push_back(ValueInfo{"matmul2", DType::Float32, std::nullopt});
+  g.outputs.push_back(ValueInfo{"instancenorm", DType::Float32, std::nullopt});
   return g;
 }
 
@@ -109,7 +114,7 @@ TEST(ParamsSchema, ProgramWithEveryKindRoundTrips) {
   std::set<std::string> kinds;
   for (const auto& op : p.ops) kinds.insert(std::string(op.kind()));
   for (const char* k : {"conv", "lut", "addsub", "mul", "div", "prelu", "concat", "avgpool", "resize_linear",
-                        "conv_transpose", "globalmaxpool", "reduce", "softmax", "matmul", "layernorm", "matmul2", "move"})
+                        "conv_transpose", "globalmaxpool", "reduce", "softmax", "matmul", "layernorm", "matmul2", "instancenorm", "move"})
     EXPECT_TRUE(kinds.count(k)) << "no op of kind " << k;
   std::string dir = temp_dir("roundtrip");
   save_program(p, dir + "/model.fxp");
@@ -147,6 +152,7 @@ TEST(ParamsSchema, CorruptedFieldOfEachKindIsOneLineNamingOpAndField) {
       {"softmax", "exp_table", [](QOp& o) { o.as<params::Softmax>().exp_table = Tensor(DType::Int32, {7}); }},
       {"softmax", "Q", [](QOp& o) { o.as<params::Softmax>().Q = 0; }},
       {"layernorm", "sign", [](QOp& o) { auto& s = o.as<params::LayerNorm>().sign; s = s.clone(); s.data<int64_t>()[0] = 7; }},
+      {"instancenorm", "eps_fx", [](QOp& o) { o.as<params::InstanceNorm>().eps_fx = -1; }},
       {"lut", "table", [](QOp& o) { o.as<params::Table>().table = Tensor(o.as<params::Table>().table.dtype(), {3}); }},
       {"lut", "in_lo", [](QOp& o) { o.as<params::Table>().in_lo = 17; }},
       {"resize_linear", "hi", [](QOp& o) { o.as<params::ResizeLinear>().hi = 99999; }},

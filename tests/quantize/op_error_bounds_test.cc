@@ -306,6 +306,16 @@ TEST_P(OpErrorBounds, SoftmaxAndLayerNorm) {
                                      {{"epsilon", test::float_attr(1e-5f)}}, 17));
   ln.graph.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
   check_case(ln, bits, 7100 + bits, 0.5);
+  // InstanceNormalization (§5.19): (30) over (n, c) planes, per-channel gamma/beta; same bound.
+  OpCase in{"InstanceNormalization", {}, {{"x", {2, 5, 6, 7}}}, {{"x", {-3, 5}}}};
+  in.graph.opsets[""] = 17;
+  in.graph.inputs.push_back(test::input_info("x", {2, 5, 6, 7}));
+  in.graph.initializers["gamma"] = test::random_tensor({5}, 85, -2, 2);
+  in.graph.initializers["beta"] = test::random_tensor({5}, 86);
+  in.graph.nodes.push_back(make_node("InstanceNormalization", {"x", "gamma", "beta"}, {"y"}, "in",
+                                     {{"epsilon", test::float_attr(1e-5f)}}, 17));
+  in.graph.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
+  check_case(in, bits, 7150 + bits, 0.5);
   check_case(unary_case("Gelu", -4, 4), bits, 7200 + bits);
   // ReduceMax/Min move codes (the map (1) is monotonic): exact.
   check_case(unary_case("ReduceMax", -3, 3, {{"axes", test::ints_attr({1, 3})}}), bits, 7300 + bits);
