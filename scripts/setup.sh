@@ -8,7 +8,7 @@ PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz chromium
   python3-numpy python3-onnx python3-pil python3-pytest fonts-dejavu-core
-  python3-torch python3-skimage
+  python3-torch python3-torchvision python3-skimage
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -42,6 +42,7 @@ std::unique_ptr<Pass> make_dead_node_elimination();
 
 // Folds an inference BatchNormalization into the Conv/ConvTranspose that feeds it.
 std::unique_ptr<Pass> make_fuse_conv_batchnorm();
+std::unique_ptr<Pass> make_batchnorm_to_depthwise();
 
 // x * Clip(x + 3, 0, 6) / 6 and x * HardSigmoid(x; 1/6, 1/2) -> HardSwish(x).
 std::unique_ptr<Pass> make_fuse_hardswish();

@@ -43,6 +43,7 @@ PassManager PassManager::compile_time(const std::vector<std::string>& disabled) 
   all.push_back(make_div_by_constant());
   all.push_back(make_simplify_reshape_transpose());
   all.push_back(make_fuse_conv_batchnorm());
+  all.push_back(make_batchnorm_to_depthwise());  // what fuse_conv_batchnorm left: no Conv before it
   // Activation patterns first: fold_conv_affine would otherwise take their constant Mul
   // (HardSwish's 1/6) into the next Conv and leave a broken pattern of requantized steps.
   all.push_back(make_fuse_hardswish());

@@ -127,3 +127,31 @@ def test_ocr_models_compile_to_one_accelerator_subgraph(which, shape, tmp_path):
     report = json.loads((tmp_path / "p" / "compile_report.json").read_text())
     assert report["fallback_nodes"] == []
     assert report["subgraph_counts"] == {"accelerator": 1, "cpu": 0, "boundary_tensors": 0}
+
+
+def test_densenet_standalone_batchnorm_runs_on_the_accelerator(tmp_path):
+    """torchvision's DenseNet-121 (seeded random weights, 64x64) has a BatchNormalization after
+    every Concat, with no Conv to fold into: batchnorm_to_depthwise makes each a depthwise 1x1
+    Conv, so the whole net is one accelerator subgraph (it was 63 accelerator + 62 CPU)."""
+    script = ("import torch, torchvision, numpy as np\n"
+              "torch.manual_seed(0)\n"
+              "m = torchvision.models.densenet121(weights=None).eval()\n"
+              f"torch.onnx.export(m, torch.randn(1, 3, 64, 64), '{tmp_path / 'd.onnx'}', opset_version=13,"
+              " input_names=['x'], output_names=['y'])\n")
+    subprocess.run([sys.executable, "-c", script], check=True, capture_output=True)
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "calib.npy", rng.standard_normal((4, 1, 3, 64, 64)).astype(np.float32))
+    np.save(tmp_path / "x.npy", rng.standard_normal((1, 3, 64, 64)).astype(np.float32))
+    run_cli("run", tmp_path / "d.onnx", "--input", f"x={tmp_path / 'x.npy'}", "-o", tmp_path / "f", "-q")
+    ref = np.load(tmp_path / "f" / "y.npy").astype(np.float64)
+    for bits, min_snr in (("8", 25), ("16", 60)):
+        run_cli("compile", tmp_path / "d.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "-o", tmp_path / f"p{bits}",
+                "-q", "--bits", bits)
+        rep = json.loads((tmp_path / f"p{bits}" / "compile_report.json").read_text())
+        assert rep["subgraph_counts"] == {"accelerator": 1, "cpu": 0, "boundary_tensors": 0}, rep["fallback_nodes"][:3]
+        assert sum(r["pass"] == "batchnorm_to_depthwise" for r in rep["rewrites"]) >= 50
+        run_cli("run", tmp_path / f"p{bits}", "--input", f"x={tmp_path / 'x.npy'}", "-o", tmp_path / f"o{bits}", "-q")
+        got = np.load(tmp_path / f"o{bits}" / "y.npy").astype(np.float64)
+        snr = 10 * np.log10((ref ** 2).sum() / ((ref - got) ** 2).sum())
+        print(f"densenet121 64x64 int{bits}: SNR {snr:.1f} dB")
+        assert snr > min_snr
