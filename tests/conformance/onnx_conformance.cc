@@ -27,7 +27,10 @@ const std::set<std::string> kPromisedOps = {
     "Max", "MaxPool", "Min", "Mul", "Neg", "Pad", "Pow", "PRelu", "Reciprocal", "ReduceMax", "ReduceMean",
     "ReduceMin", "ReduceSum", "Relu", "Reshape", "Resize", "Upsample", "Shape", "Sigmoid", "Slice", "Softmax",
     "Softplus", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Tile", "Transpose", "Unsqueeze",
-    "Where", "QuantizeLinear", "DequantizeLinear", "TopK", "ArgMin"};
+    "Where", "QuantizeLinear", "DequantizeLinear", "TopK", "ArgMin",
+    // added in session 5 (NaN/Inf semantics and the model zoo)
+    "Mod", "Sign", "Round", "Softsign", "Selu", "Celu", "ThresholdedRelu", "IsNaN", "IsInf", "CumSum", "Range",
+    "ScatterND", "Not", "And", "Or", "Xor"};
 
 constexpr double kRtol = 1e-3, kAtol = 1e-5;
 

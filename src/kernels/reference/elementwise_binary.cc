@@ -110,6 +110,15 @@ void k_mod(KernelContext& c) {
     }
   });
 }
+// And/Or/Xor on bool tensors.
+template <typename F>
+void logical(KernelContext& c, F f) {
+  FP_CHECK(c.in(0).dtype() == DType::Bool && c.in(1).dtype() == DType::Bool, c.node.label(), ": inputs must be bool");
+  binary(c, c.in(0), c.in(1), true, true, f);
+}
+void k_and(KernelContext& c) { logical(c, [](auto x, auto y) { return x && y; }); }
+void k_or(KernelContext& c) { logical(c, [](auto x, auto y) { return x || y; }); }
+void k_xor(KernelContext& c) { logical(c, [](auto x, auto y) { return x != y; }); }
 void k_equal(KernelContext& c) { binary(c, c.in(0), c.in(1), true, true, [](auto x, auto y) { return x == y; }); }
 void k_greater(KernelContext& c) { binary(c, c.in(0), c.in(1), true, false, [](auto x, auto y) { return x > y; }); }
 void k_less(KernelContext& c) { binary(c, c.in(0), c.in(1), true, false, [](auto x, auto y) { return x < y; }); }
@@ -168,6 +177,9 @@ void register_elementwise_binary(KernelRegistry& r) {
   r.add("Pow", k_pow);
   r.add("PRelu", k_prelu);
   r.add("Mod", k_mod);
+  r.add("And", k_and);
+  r.add("Or", k_or);
+  r.add("Xor", k_xor);
   r.add("Equal", k_equal);
   r.add("Greater", k_greater);
   r.add("Less", k_less);

@@ -133,6 +133,13 @@ void k_thresholded_relu(KernelContext& c) {
   unary<false>(c, [alpha](auto x) { using C = decltype(x); return x > C(alpha) ? x : C(0); });  // NaN -> 0, as ONNX Runtime
 }
 
+void k_not(KernelContext& c) {
+  const Tensor& x = c.in(0);
+  FP_CHECK(x.dtype() == DType::Bool, c.node.label(), ": input must be bool");
+  Tensor& y = c.output(0, DType::Bool, x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) y.data<uint8_t>()[i] = x.data<uint8_t>()[i] ? 0 : 1;
+}
+
 // IsNaN / IsInf: float in, bool out.
 template <bool Nan>
 void is_nonfinite(KernelContext& c) {
@@ -178,6 +185,7 @@ void register_elementwise_unary(KernelRegistry& r) {
   r.add("Celu", k_celu);
   r.add("ThresholdedRelu", k_thresholded_relu);
   r.add("IsNaN", is_nonfinite<true>);
+  r.add("Not", k_not);
   r.add("IsInf", is_nonfinite<false>);
 }
 

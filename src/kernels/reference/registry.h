@@ -30,7 +30,9 @@ namespace fixpoint::ref {
   X(resize)                                \
   X(depth_space)                           \
   X(quantize_linear)                       \
-  X(cumsum)
+  X(cumsum)                                \
+  X(range)                                 \
+  X(scatter_nd)
 
 #define FIXPOINT_DECLARE_REGISTER(name) void register_##name(KernelRegistry& r);
 FIXPOINT_REFERENCE_KERNEL_FILES(FIXPOINT_DECLARE_REGISTER)
