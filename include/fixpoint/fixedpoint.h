@@ -49,7 +49,7 @@ inline int64_t quantize(double r, double scale, int64_t zero_point, Range range)
   if (std::isnan(r)) return sat(zero_point, range);
   double v = round_half_up(r / scale) + static_cast<double>(zero_point);
   if (!(v >= static_cast<double>(range.lo))) return range.lo;
-  if (v > static_cast<double>(range.hi)) return range.hi;
+  if (v >= static_cast<double>(range.hi)) return range.hi;  // >=: int64's hi rounds up to 2^63 as a double
   return static_cast<int64_t>(v);
 }
 
