@@ -129,7 +129,10 @@ class Check {
       fx::Range xr = fx::range_of(in_q().type);
       int64_t xmax = std::max(std::abs(xr.lo - in_q().zero_point), std::abs(xr.hi - in_q().zero_point));
       for (int64_t c = 0; c < N; ++c)
-        that(K * xmax * (wr.hi + 1) + std::abs(w.bias.data<int64_t>()[c]) < (int64_t{1} << 31), "wide",
+        that(static_cast<__int128>(K) * xmax * (wr.hi + 1) +
+                     (w.bias.data<int64_t>()[c] < 0 ? -static_cast<__int128>(w.bias.data<int64_t>()[c])
+                                                     : w.bias.data<int64_t>()[c]) < (int64_t{1} << 31),
+             "wide",
              cat("false, but channel ", c, "'s accumulator can exceed int32"));
     }
   }

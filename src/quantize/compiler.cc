@@ -774,7 +774,9 @@ class Compiler {
       bias.data<int64_t>()[c] = qb;
       if (std::abs(bv / (qx.scale * sw)) >= 0x1p62) ++clipped_bias;
       // §4: int32 accumulation must not overflow.
-      if (!wide && K * max_product + std::abs(qb) >= (int64_t{1} << 31)) wide = true;
+      // (in 128 bits: a clipped bias code is +-2^63, beyond int64's sums and std::abs)
+      __int128 reach_acc = static_cast<__int128>(K) * max_product + (qb < 0 ? -static_cast<__int128>(qb) : qb);
+      if (!wide && reach_acc >= (int64_t{1} << 31)) wide = true;
     }
     // (12) with n bounded by the product's width (§4): 128-bit products keep tiny ratios exact.
     int max_shift = wide ? fx::kMaxShift128 : fx::kMaxShift64;
