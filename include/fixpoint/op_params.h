@@ -237,6 +237,16 @@ using OpParams = std::variant<params::Float, params::Move, params::Conv, params:
                               params::Softmax, params::LayerNorm, params::InstanceNorm, params::Table,
                               params::ResizeLinear>;
 
+// The Weighted params of a Conv, ConvTranspose or MatMul op; nullptr for any other kind.
+inline const params::Weighted* weighted_params(const OpParams& p) {
+  if (const auto* c = std::get_if<params::Conv>(&p)) return c;
+  if (const auto* t = std::get_if<params::ConvTranspose>(&p)) return t;
+  return std::get_if<params::MatMul>(&p);
+}
+inline params::Weighted* weighted_params(OpParams& p) {
+  return const_cast<params::Weighted*>(weighted_params(static_cast<const OpParams&>(p)));
+}
+
 // The kind name of the alternative p holds ("conv", "lut", ...), as reports and artifacts spell it.
 inline const char* kind_name(const OpParams& p) {
   return std::visit([](const auto& a) { return std::decay_t<decltype(a)>::kKind; }, p);

@@ -311,7 +311,7 @@ class Compiler {
         QOp& op = prog_.ops[idx];
         const Tensor& w = g_.initializers.at(original_weight_.at(op.node.name));
         bool conv = op.is<params::Conv>();
-        params::Weighted& pw = conv ? static_cast<params::Weighted&>(op.as<params::Conv>()) : op.as<params::MatMul>();
+        params::Weighted& pw = *weighted_params(op.params);  // a Conv or MatMul (readers above)
         const Tensor& qw = pw.weight;
         const double* ws = pw.weight_scale.data<double>();
         double sx = prog_.tensors.at(t).scale;

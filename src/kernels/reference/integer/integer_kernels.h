@@ -28,9 +28,8 @@ QKernelFn find_integer_kernel(const std::string& kind);
 // (11) an accumulator starts from, and RQ (13) with channel c's multiplier into [lo, hi].
 // The Weighted params of a Conv, ConvTranspose or MatMul op.
 inline const params::Weighted& weighted(const QOp& op) {
-  if (const auto* p = std::get_if<params::Conv>(&op.params)) return *p;
-  if (const auto* p = std::get_if<params::ConvTranspose>(&op.params)) return *p;
-  return op.as<params::MatMul>();
+  const params::Weighted* p = weighted_params(op.params);
+  return p ? *p : op.as<params::MatMul>();  // as<> names the op and its kind when it is neither
 }
 
 struct ChannelRequant {
