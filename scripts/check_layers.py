@@ -82,8 +82,10 @@ def main():
                     inc = m.group(1)
                     if inc.startswith("fixpoint/"):
                         target = os.path.join("include", inc)
-                    else:
+                    else:  # next to the file, else under src/ (each layer's private include root)
                         target = os.path.relpath(os.path.normpath(os.path.join(dirpath, inc)), root)
+                        if not os.path.exists(os.path.join(root, target)):
+                            target = os.path.join("src", inc)
                     there = layer_of_path(target)
                     if there is None:
                         if target.startswith(("include/", "src/")):

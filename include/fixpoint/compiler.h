@@ -66,8 +66,15 @@ struct CompileResult {
   std::string report_text;
 };
 
+// Compiles MODEL.onnx; `calib` may be null for --bits 32, --qat and QDQ models.
 CompileResult compile_model(const std::string& model_path, const CompileOptions& opts, const CalibrationSource* calib);
-
-// Does `name` (node name, output tensor name, glob, or "op:TYPE") select `node`?
+// The same for a serialized ModelProto (external data is not supported); `origin` names it in
+// errors and in the program's source_model.
+CompileResult compile_model_bytes(const std::string& onnx_bytes, const std::string& origin, const CompileOptions& opts,
+                                  const CalibrationSource* calib);
+// The same for a graph already imported (or built in memory): shapes are as imported, so
+// opts.shapes must be empty; ONNX shape inference runs on it first.
+CompileResult compile_graph(const Graph& imported, const std::string& origin, const CompileOptions& opts,
+                            const CalibrationSource* calib);
 
 }  // namespace fixpoint

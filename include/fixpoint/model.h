@@ -20,6 +20,8 @@ struct PipelineOptions {
 
 // Import MODEL.onnx and run the standard passes.
 Graph load_model(const std::string& path, const PipelineOptions& opts = {});
+// The same for a graph already imported (opts.shapes are not used: shapes bind at import).
+Graph simplify_model(Graph g, const PipelineOptions& opts = {});
 
 // `fixpoint run` for an ONNX model: input shapes bind the model's dynamic dims.
 std::map<std::string, Tensor> run_onnx_model(const std::string& path, const std::map<std::string, Tensor>& inputs,

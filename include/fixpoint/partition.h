@@ -15,6 +15,11 @@ namespace fixpoint {
 extern const std::set<std::string> kMoveOps;  // data movement: codes pass through unchanged
 extern const std::set<std::string> kLutOps;   // one input, elementwise: a table over every code
 
+// A float activation: not a constant, and float (or of unknown type). Only these get codes.
+bool is_float_activation(const Graph& g, const std::string& t);
+// A Resize/Upsample the integer kernel interpolates linearly (34); the other mode it runs is nearest.
+bool is_linear_resize(const Node& n);
+
 // Whether the fixed-point engine runs node n of g. When it does not, `reason` says why, starting
 // with the category: "unsupported op: ..." or "unsupported attribute: ...".
 struct Capability {

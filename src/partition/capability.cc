@@ -17,13 +17,19 @@ const std::set<std::string> kLutOps = {"Sigmoid", "Tanh", "HardSigmoid", "HardSw
                                        "LeakyRelu", "Elu", "Relu", "Clip", "Abs", "Neg", "Sqrt", "Reciprocal",
                                        "Gelu", "Pow"};
 
-namespace {
-
-bool float_activation(const Graph& g, const std::string& t) {
+bool is_float_activation(const Graph& g, const std::string& t) {
   if (g.initializers.count(t)) return false;
   const ValueInfo* vi = g.info(t);
   return !vi || vi->dtype == DType::Float32 || vi->dtype == DType::Undefined;
 }
+
+bool is_linear_resize(const Node& n) {
+  std::string m = n.attr_string("mode", "nearest");
+  return (m == "linear" || m == "bilinear" || m == "trilinear") &&
+         n.attr_string("coordinate_transformation_mode", "half_pixel") != "tf_crop_and_resize";
+}
+
+namespace {
 bool float_const(const Graph& g, const std::string& t) {
   const Tensor* c = match::constant(g, t);
   return c && c->dtype() == DType::Float32;
@@ -82,12 +88,12 @@ const std::map<std::string, Rule>& table() {
     for (const char* op : {"Add", "Sub", "Mul", "Div"})
       r[op] = [](const Graph& g, const Node& n) {
         for (const auto& in : n.inputs)
-          if (!float_activation(g, in) && !float_const(g, in)) return no_attr("an operand is an integer tensor");
+          if (!is_float_activation(g, in) && !float_const(g, in)) return no_attr("an operand is an integer tensor");
         return yes();
       };
     r["Concat"] = [](const Graph& g, const Node& n) {
       for (const auto& in : n.inputs)
-        if (!float_activation(g, in) && !float_const(g, in)) return no_attr("an operand is an integer tensor");
+        if (!is_float_activation(g, in) && !float_const(g, in)) return no_attr("an operand is an integer tensor");
       return yes();
     };
     for (const char* op : {"AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Softmax"})
@@ -98,10 +104,11 @@ const std::map<std::string, Rule>& table() {
     };
     r["Resize"] = r["Upsample"] = [](const Graph& g, const Node& n) {
       std::string mode = n.attr_string("mode", "nearest");
-      if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "trilinear")
+      if (mode != "nearest" && !is_linear_resize(n)) {
+        if (mode != "cubic" && n.attr_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
+          return no_attr("linear tf_crop_and_resize (extrapolation) has no integer kernel");
         return no_attr(cat("mode '", mode, "' (nearest and linear have integer kernels)"));
-      if (mode != "nearest" && n.attr_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize")
-        return no_attr("linear tf_crop_and_resize (extrapolation) has no integer kernel");
+      }
       if (!consts_from(g, n, 1)) return no_attr("scales/sizes are not constants");
       return yes();
     };
@@ -131,11 +138,11 @@ const std::map<std::string, Rule>& table() {
 Capability accelerator_supports(const Graph& g, const Node& n) {
   if (!n.domain.empty()) return no_op(cat("custom domain '", n.domain, "'"));
   bool float_out = false;
-  for (const auto& o : n.outputs) float_out = float_out || (!o.empty() && float_activation(g, o));
+  for (const auto& o : n.outputs) float_out = float_out || (!o.empty() && is_float_activation(g, o));
   if (!float_out) return no_op(cat(n.op_type, " on integer tensors (shape/index arithmetic; folds away when --shape binds the inputs)"));
   auto it = table().find(n.op_type);
   if (it == table().end()) return no_op(cat("no integer kernel for ", n.op_type));
-  if (!n.inputs.empty() && !n.inputs[0].empty() && !float_activation(g, n.inputs[0]) && !float_const(g, n.inputs[0]))
+  if (!n.inputs.empty() && !n.inputs[0].empty() && !is_float_activation(g, n.inputs[0]) && !float_const(g, n.inputs[0]))
     return no_attr("the data input is an integer tensor");
   return it->second(g, n);
 }

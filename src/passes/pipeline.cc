@@ -11,7 +11,10 @@ Graph load_model(const std::string& path, const PipelineOptions& opts) {
   ImportOptions io;
   io.shapes = opts.shapes;
   io.shapes_origin = opts.shapes_origin;
-  Graph g = import_onnx_file(path, io);
+  return simplify_model(import_onnx_file(path, io), opts);
+}
+
+Graph simplify_model(Graph g, const PipelineOptions& opts) {
   if (opts.before_passes) opts.before_passes(g);
   if (opts.optimize) {
     // Folding makes Reshape targets constant; re-inferred shapes then let more Shape nodes

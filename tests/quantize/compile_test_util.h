@@ -1,9 +1,5 @@
 // Compiling an in-memory graph with in-memory calibration samples, for the compiler tests.
 #pragma once
-#include <cstdio>
-#include <filesystem>
-#include <unistd.h>
-
 #include "fixpoint/compiler.h"
 #include "fixpoint/onnx_import.h"
 #include "test_util.h"
@@ -20,15 +16,11 @@ class MemorySource : public CalibrationSource {
   std::vector<std::map<std::string, Tensor>> s_;
 };
 
-// Saves g as a temporary ONNX file and compiles it with `opts` on `calib`.
+// Compiles the in-memory graph g with `opts` on `calib` (no file on the way).
 inline CompileResult compile_graph(const Graph& g, const CompileOptions& opts,
                                    const std::vector<std::map<std::string, Tensor>>& calib) {
-  std::string path = cat(std::filesystem::temp_directory_path().string(), "/fixpoint_compile_test_", getpid(), ".onnx");
-  save_onnx(g, path);
   MemorySource src(calib);
-  CompileResult r = compile_model(path, opts, &src);
-  std::remove(path.c_str());
-  return r;
+  return fixpoint::compile_graph(g, "test graph", opts, &src);
 }
 
 }  // namespace fixpoint::test

@@ -1,0 +1,68 @@
+// Activation fusion (docs/arithmetic.md §5.1): a Relu/Clip read only by a Conv, Gemm, MatMul or
+// binary op becomes that op's output clamp; a MatMul's per-column constant Add becomes its bias.
+#include "quantize/activation_fusion.h"
+
+#include "fixpoint/graph_match.h"
+
+namespace fixpoint {
+
+// Clip bounds from attributes (opset < 11) or constant inputs; false when not constant.
+bool clip_bounds(const Graph& g, const Node& n, double* lo, double* hi) {
+  *lo = -std::numeric_limits<double>::infinity();
+  *hi = std::numeric_limits<double>::infinity();
+  if (n.op_type == "Relu") {
+    *lo = 0;
+    return true;
+  }
+  if (n.op_type != "Clip") return false;
+  if (n.opset < 11) {
+    if (n.has_attr("min")) *lo = n.attr_float("min", 0);
+    if (n.has_attr("max")) *hi = n.attr_float("max", 0);
+    return true;
+  }
+  for (size_t k : {1, 2}) {
+    if (k >= n.inputs.size() || n.inputs[k].empty()) continue;
+    auto it = g.initializers.find(n.inputs[k]);
+    if (it == g.initializers.end()) return false;
+    (k == 1 ? *lo : *hi) = it->second.get_f64(0);
+  }
+  return true;
+}
+
+// Fuses a following Relu/Clip into op when it is the only consumer; returns the output tensor.
+std::string fuse_activation(CompileContext& cx, QOp& op, double* lo, double* hi) {
+  *lo = -std::numeric_limits<double>::infinity();
+  *hi = std::numeric_limits<double>::infinity();
+  std::string out = op.node.outputs[0];
+  if (cx.g.is_graph_output(out)) return out;
+  const Node* act = match::single_consumer(cx.g, out);
+  if (!act || (act->op_type != "Relu" && act->op_type != "Clip") || act->inputs[0] != out || !cx.layer_allowed(*act)) return out;
+  double a, b;
+  if (!clip_bounds(cx.g, *act, &a, &b)) return out;
+  *lo = a;
+  *hi = b;
+  cx.consumed.insert(act->name);
+  op.fused.push_back(act->name);
+  op.node.outputs[0] = act->outputs[0];
+  return act->outputs[0];
+}
+
+// MatMul(x, W) + c with a constant c of one value per output column (shape [N] or [1, .., N]):
+// c becomes the op's bias, as in Gemm (exporters split Linear layers on 3-D inputs this way).
+const Tensor* fuse_bias_add(CompileContext& cx, QOp& op, int64_t N) {
+  std::string out = op.node.outputs[0];
+  if (cx.g.is_graph_output(out)) return nullptr;
+  const Node* add = match::single_consumer(cx.g, out);
+  if (!add || add->op_type != "Add" || !add->domain.empty() || add->inputs.size() != 2 || !cx.layer_allowed(*add)) return nullptr;
+  const std::string& c = add->inputs[0] == out ? add->inputs[1] : add->inputs[0];
+  const Tensor* t = match::constant(cx.g, c);
+  if (!t || t->dtype() != DType::Float32 || t->numel() != N || t->rank() < 1 || t->dim(-1) != N) return nullptr;
+  const ValueInfo* vy = cx.g.info(out);
+  if (!vy || !vy->shape || static_cast<int64_t>(vy->shape->size()) < t->rank()) return nullptr;  // c must not add dims
+  cx.consumed.insert(add->name);
+  op.fused.push_back(add->name);
+  op.node.outputs[0] = add->outputs[0];
+  return t;
+}
+
+}  // namespace fixpoint

@@ -1,0 +1,48 @@
+// Calibration statistics of every float tensor (docs/arithmetic.md §2.2).
+#pragma once
+#include <array>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <string>
+
+#include "fixpoint/compiler.h"
+#include "fixpoint/tensor.h"
+#include "quantize/histogram.h"
+
+namespace fixpoint {
+
+struct CompileContext;
+
+// (7a) Grids network inputs often live on exactly: integers (raw pixels) and 8-bit data
+// normalized by 255 or 256. Coarsest first.
+constexpr std::array<double, 3> kInputGrids = {1.0, 1.0 / 255.0, 1.0 / 256.0};
+
+// Finite min/max of one tensor over all samples; for graph inputs, which grids hold every value.
+struct Stats {
+  double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
+  std::array<bool, kInputGrids.size()> on_grid{};  // every value seen is a multiple of grid g
+  bool grid_tracked = false;
+  void add(const Tensor& t, bool track_grid = false);
+  bool seen() const { return lo <= hi; }
+  double absmax() const { return seen() ? std::max(std::abs(lo), std::abs(hi)) : 0.0; }
+};
+
+// Calibration statistics of one compile, reused by later compiles of the same model (shapes,
+// passes and samples) that differ only in widths: what `fixpoint analyze` needs for its
+// two compiles per layer.
+struct CalibrationCache {
+  bool filled = false;
+  std::string method;
+  std::map<std::string, Stats> stats;
+  std::map<std::string, AbsHistogram> hist;
+};
+
+// Sample i with the batch dim restored for inputs given without it.
+std::map<std::string, Tensor> calibration_sample(const CompileContext& cx, const CalibrationSource& calib, size_t i);
+
+// Pass 1: min/max of every tensor into cx.stats. Pass 2 (methods other than minmax): histograms
+// of |x| over [0, max|x|] into cx.hist. Both stream over the samples; memory is per tensor.
+void calibrate(CompileContext& cx, const CalibrationSource& calib);
+
+}  // namespace fixpoint

@@ -1,0 +1,94 @@
+// What the steps of one compile share (docs/architecture.md, "The compiler"): the graph being
+// compiled, the program being built, and what each step leaves for the later ones. Each step is
+// a free function over this context in a file of its own (calibration_stats, encoding,
+// width_policy, sign_analysis, activation_fusion, qat_ranges, bias_correction, compile_report,
+// one prepare file per op kind); compiler.cc runs them in order.
+#pragma once
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fixpoint/compiler.h"
+#include "fixpoint/partition.h"
+#include "fixpoint/passes.h"
+#include "quantize/calibration_stats.h"
+
+namespace fixpoint {
+
+struct CompileContext {
+  explicit CompileContext(const CompileOptions& o) : opts(o), pow2(o.scale_mode == "pow2") {}
+
+  const CompileOptions& opts;
+  bool pow2;                  // --scale-mode pow2
+  Graph g;                    // after the compile-time passes
+  Graph before_rewrites;      // the imported graph, for the tensors rewrites and fusion removed
+  Program prog;               // what the compile makes
+  Partition part;             // which nodes the accelerator runs (capability, deny/allow, islands)
+  std::vector<ValueInfo> model_inputs;  // as imported: calibration samples may lack their batch dim
+
+  // Calibration (calibration_stats.cc) and the ranges that override it.
+  std::map<std::string, Stats> stats;
+  std::map<std::string, AbsHistogram> hist;  // second calibration pass (not minmax)
+  struct {
+    NonFinite inputs, tensors;  // §2.8: ranges ignore them, the report counts them
+  } calib_nonfinite;
+  std::map<std::string, std::pair<double, double>> qat_ranges;  // --qat (qat_ranges.cc)
+  QdqParams qdq;  // encodings an imported QDQ model fixes (§2.6)
+
+  // Facts about tensors the steps learn on the way.
+  std::set<std::string> nonneg;               // never negative (sign_analysis.cc): unsigned codes
+  std::set<std::string> bounded;              // outputs of Softmax/Sigmoid/HardSigmoid/Tanh: never clipped
+  std::set<std::string> fused_intermediates;  // §2.7: kept at 16 bits in 8-bit layers (width_policy.cc)
+  std::set<std::string> consumed;             // nodes fused into an earlier op
+  std::map<std::string, std::string> original_weight;  // conv/matmul op -> its float weight initializer
+
+  // For the report (compile_report.cc).
+  std::vector<std::string> rewrites;                         // readable lines
+  nlohmann::json rewrite_entries = nlohmann::json::array();  // {pass, detail, nodes}
+  nlohmann::json precision_warnings = nlohmann::json::array();  // {layer, detail}
+
+  // The quantization of tensor t (float when it has none yet); set once per tensor.
+  QParams q_of(const std::string& t) const {
+    auto it = prog.tensors.find(t);
+    return it == prog.tensors.end() ? QParams{} : it->second;
+  }
+  void set_q(const std::string& t, QParams q) { prog.tensors[t] = q; }
+
+  bool layer_allowed(const Node& n) const { return part.on_accelerator(n.name); }
+
+  // The first `count` inputs of n all have integer codes.
+  bool all_inputs_quantized(const Node& n, size_t count) const {
+    for (size_t i = 0; i < std::min(count, n.inputs.size()); ++i)
+      if (n.inputs[i].empty() || q_of(n.inputs[i]).is_float()) return false;
+    return true;
+  }
+
+  bool is_graph_input(const std::string& t) const {
+    for (const auto& in : g.inputs)
+      if (in.name == t) return true;
+    return false;
+  }
+
+  // A layer whose integer arithmetic loses something float keeps: listed in the report (and
+  // printed by the CLI), never silent.
+  void warn_precision(const std::string& layer, const std::string& detail) {
+    precision_warnings.push_back({{"layer", layer}, {"detail", detail}});
+  }
+
+  void log_rewrite(const std::string& pass, const std::string& detail, const nlohmann::json& nodes) {
+    rewrites.push_back(pass + ": " + detail);
+    rewrite_entries.push_back({{"pass", pass}, {"detail", detail}, {"nodes", nodes}});
+  }
+};
+
+// An op the CPU runs in float, and why.
+inline void to_float(QOp& op, const std::string& why) {
+  op.params = params::Float{};
+  op.reason = why;
+}
+
+}  // namespace fixpoint

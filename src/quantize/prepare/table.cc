@@ -1,0 +1,80 @@
+// Table ops (20): one output code per input code.
+#include "quantize/prepare/prepare.h"
+
+#include <cmath>
+
+#include "fixpoint/graph_match.h"
+#include "fixpoint/runtime.h"
+#include "quantize/activation_fusion.h"
+#include "quantize/sign_analysis.h"
+
+namespace fixpoint {
+
+namespace {
+
+// (20) composes: Add/Sub/Mul/Div by a one-element float constant after a table op becomes part
+// of its function (TAB[q] = R(f'(x) / s_y) + z_y with f' = c ∘ f), one rounding instead of one
+// per op, e.g. PP-LCNet's learnable affine 0.70 * HardSwish(x) + 0.24. Evaluated by the float
+// kernels of the absorbed nodes on the table's float values.
+bool absorb_scalar_ops(CompileContext& cx, QOp& op, std::string* out, Tensor* fy) {
+  bool any = false;
+  while (!cx.g.is_graph_output(*out)) {
+    const Node* c = match::single_consumer(cx.g, *out);
+    if (!c || !c->domain.empty() || c->inputs.size() != 2 || !cx.layer_allowed(*c) ||
+        (c->op_type != "Add" && c->op_type != "Sub" && c->op_type != "Mul" && c->op_type != "Div"))
+      break;
+    size_t other = c->inputs[0] == *out ? 1 : 0;
+    const Tensor* k = match::constant(cx.g, c->inputs[other]);
+    if (c->inputs[1 - other] != *out || !k || k->numel() != 1 || k->dtype() != DType::Float32 || k->rank() > 1) break;
+    Node cn = *c;
+    std::vector<const Tensor*> ins(2);
+    ins[1 - other] = fy;
+    ins[other] = k;
+    *fy = run_node(cn, ins).at(0);
+    cx.consumed.insert(c->name);
+    op.fused.push_back(c->name);
+    *out = c->outputs[0];
+    op.node.outputs[0] = *out;
+    any = true;
+  }
+  return any;
+}
+
+}  // namespace
+
+// (20): a table over every input code.
+bool prepare_lut(CompileContext& cx, QOp& op) {
+  const Node& n = op.node;
+  if (!cx.all_inputs_quantized(n, 1)) return false;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (!n.inputs[i].empty() && !cx.g.initializers.count(n.inputs[i])) return false;
+  QParams qx = cx.q_of(n.inputs[0]);
+  if (qx.bits() > 16) return false;
+  fx::Range rx = fx::range_of(qx.type);
+  Tensor x(DType::Float32, {rx.hi - rx.lo + 1});
+  for (int64_t q = rx.lo; q <= rx.hi; ++q) x.data<float>()[q - rx.lo] = fx::dequantize(q, qx.scale, qx.zero_point);
+  Node fnode = n;
+  fnode.outputs.resize(1);
+  std::vector<const Tensor*> ins = {&x};
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    ins.push_back(n.inputs[i].empty() ? nullptr : &cx.g.initializers.at(n.inputs[i]));
+  Tensor fy = run_node(fnode, ins).at(0);
+  std::string out = n.outputs[0];
+  bool composed = absorb_scalar_ops(cx, op, &out, &fy);
+  if (!composed && kNonNegativeOps.count(n.op_type)) cx.nonneg.insert(out);
+  double lo, hi;
+  if (!composed && (n.op_type == "Clip") && clip_bounds(cx.g, n, &lo, &hi) && lo >= 0) cx.nonneg.insert(out);
+  QParams qy;
+  // A QAT Clip keeps its range; a Relu/Clip on the same scale maps codes to themselves.
+  qy = activation_qparams(cx, out, out_bits(cx, op, out));
+  cx.set_q(out, qy);
+  fx::Range ry = fx::range_of(qy.type);
+  Tensor table(qy.type, {x.numel()});  // output codes: 64 KB for a 16-bit input and 8-bit output
+  for (int64_t i = 0; i < x.numel(); ++i)
+    table.set_f64(i, static_cast<double>(fx::quantize(fy.get_f64(i), qy.scale, qy.zero_point, ry)));
+  op.params = params::Table{table, rx.lo};
+  op.node.inputs.resize(1);
+  return true;
+}
+
+}  // namespace fixpoint

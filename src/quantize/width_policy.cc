@@ -1,0 +1,66 @@
+// Width policy (docs/arithmetic.md §2.7): which width each layer computes at (--bits, --bits16,
+// --bits8, --params16) and which tensors of 8-bit layers stay 16-bit inside fused kernels.
+#include "quantize/width_policy.h"
+
+#include <algorithm>
+
+#include "fixpoint/graph_match.h"
+
+namespace fixpoint {
+
+// §2.7 Fused intermediates. A tensor is produced and read inside one fused kernel, so it never
+// reaches memory, when its producer is a Conv/Gemm/MatMul with constant weights (with its
+// fused Relu/Clip) or an elementwise op, and every reader is an elementwise op (Add, Sub, Mul,
+// Div or a table), all 8-bit layers on the accelerator. Such tensors keep 16 bits: x + r(x^2 - x)
+// evaluated step by step in registers, a Conv's result fed to its Tanh, two Convs' partial sums
+// added. A tensor handed to a float CPU op keeps 16 bits too: the CPU dequantizes it at once,
+// and an 8-bit handoff would add a rounding float never has. Tensors that cross memory
+// between accelerator layers (read by a Conv, Concat, pool, reshape...) stay 8-bit.
+void find_fused_intermediates(CompileContext& cx) {
+  std::map<std::string, std::vector<const Node*>> readers;
+  for (const auto& n : cx.g.nodes)
+    for (const auto& in : n.inputs)
+      if (!in.empty()) readers[in].push_back(&n);
+  auto producers = cx.g.producers();
+  auto on_acc8 = [&](const Node& n) { return n.domain.empty() && cx.layer_allowed(n) && layer_bits(cx, n) == 8; };
+  auto elementwise = [&](const Node& n) {
+    bool binary = (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div") &&
+                  n.inputs.size() == 2;
+    return on_acc8(n) && (binary || kLutOps.count(n.op_type));
+  };
+  auto weighted = [&](const Node& n) {
+    bool mm = n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "Gemm" || n.op_type == "MatMul";
+    return on_acc8(n) && mm && n.inputs.size() >= 2 && cx.g.initializers.count(n.inputs[1]);
+  };
+  for (const auto& [t, index] : producers) {
+    // An imported QDQ model's own encodings win (§2.6).
+    if (cx.g.is_graph_output(t) || !is_float_activation(cx.g, t) || cx.qdq.activations.count(t)) continue;
+    auto r = readers.find(t);
+    if (r == readers.end()) continue;
+    const Node* p = &cx.g.nodes[index];
+    const Node* src = p;
+    if ((p->op_type == "Relu" || p->op_type == "Clip") && producers.count(p->inputs[0]) &&
+        match::single_consumer(cx.g, p->inputs[0]) == p)
+      src = &cx.g.nodes[producers.at(p->inputs[0])];  // a Relu/Clip the Conv fuses
+    if (!weighted(*src) && !elementwise(*p)) continue;
+    if (std::all_of(r->second.begin(), r->second.end(), [&](const Node* c) { return elementwise(*c) || !cx.layer_allowed(*c); }))
+      cx.fused_intermediates.insert(t);
+  }
+}
+
+// The width a layer's output is stored at: the layer's, or 16 bits for a fused intermediate.
+int out_bits(const CompileContext& cx, const QOp& op, const std::string& out) {
+  return op.bits == 8 && cx.fused_intermediates.count(out) ? 16 : op.bits;
+}
+
+int layer_bits(const CompileContext& cx, const Node& n) {
+  if (layer_matches_any(cx.opts.bits16, n)) return 16;
+  if (cx.opts.bits == 16 && layer_matches_any(cx.opts.bits8, n)) return 8;
+  return cx.opts.bits;
+}
+
+bool params16(const CompileContext& cx, const Node& n) {
+  return layer_matches_any(cx.opts.params16, n) || layer_bits(cx, n) == 16;
+}
+
+}  // namespace fixpoint

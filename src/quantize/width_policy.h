@@ -1,0 +1,19 @@
+// Width policy (docs/arithmetic.md §2.7).
+#pragma once
+#include <string>
+
+#include "quantize/compile_context.h"
+
+namespace fixpoint {
+
+// The width layer n computes at: --bits16 wins, then --bits8 in a 16-bit program, else --bits.
+int layer_bits(const CompileContext& cx, const Node& n);
+// Whether n's weights are 16-bit (--params16, or a 16-bit layer).
+bool params16(const CompileContext& cx, const Node& n);
+// The width a layer's output is stored at: the layer's, or 16 bits for a fused intermediate.
+int out_bits(const CompileContext& cx, const QOp& op, const std::string& out);
+
+// §2.7: fills cx.fused_intermediates, the tensors of 8-bit layers that never leave a fused kernel.
+void find_fused_intermediates(CompileContext& cx);
+
+}  // namespace fixpoint
