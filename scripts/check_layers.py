@@ -16,7 +16,7 @@ LAYERS = ["fixedpoint", "ir", "reference", "import", "passes", "partition", "qua
 
 HEADERS = {
     "fixedpoint": ["error.h", "dtype.h", "fixedpoint.h", "parallel.h"],
-    "ir": ["tensor.h", "ir.h", "graph_match.h", "inspect.h", "npy.h"],
+    "ir": ["tensor.h", "ir.h", "graph_match.h", "inspect.h", "npy.h", "conv_layout.h"],
     "reference": ["runtime.h"],
     "import": ["onnx_import.h"],
     "passes": ["passes.h", "model.h"],

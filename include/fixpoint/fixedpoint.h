@@ -114,4 +114,18 @@ inline __int128 round_div(__int128 a, __int128 b) {
   return floor_div<__int128>(2 * a + b, 2 * b);
 }
 
+// (19), (31) RQ of a mean: SAT(R(a · m / (count · 2^n)) + z) with M = m · 2^-n (12) made at
+// compile time and count (>= 1, from the shape) dividing exactly, rounded by (32): no multiplier
+// is derived from the count. |a| < 2^52, m < 2^31, -31 <= n <= 62, count < 2^36 keep every
+// intermediate below 2^116.
+inline int64_t requantize_mean(int64_t a, const Multiplier& mu, int64_t count, int64_t z, Range r) {
+  __int128 num = static_cast<__int128>(a) * mu.m, den = count;
+  if (mu.n >= 0) den *= static_cast<__int128>(1) << mu.n;
+  else num *= static_cast<__int128>(1) << -mu.n;
+  __int128 v = round_div(num, den);
+  if (v < r.lo - z) return r.lo;
+  if (v > r.hi - z) return r.hi;
+  return static_cast<int64_t>(v) + z;
+}
+
 }  // namespace fixpoint::fx

@@ -147,18 +147,24 @@ struct PRelu : Clamp {
 struct Reduce : Clamp {
   static constexpr const char* kKind = "reduce";
   bool mean = false;
+  int64_t m = 0, n = 0;  // M = s_x / s_y (12); a mean divides by the count exactly (31)
   template <class V> void fields(V& v) {
     v("mean", mean);
+    v("m", m);
+    v("n", n);
     v("lo", lo);
     v("hi", hi);
   }
 };
 
-// AveragePool / GlobalAveragePool (§5.6).
+// AveragePool / GlobalAveragePool (§5.6, (19)): M = s_x / s_y; the window's count divides exactly.
 struct AvgPool {
   static constexpr const char* kKind = "avgpool";
-  bool wide = false;
-  template <class V> void fields(V& v) { v("wide", wide); }
+  int64_t m = 0, n = 0;
+  template <class V> void fields(V& v) {
+    v("m", m);
+    v("n", n);
+  }
 };
 
 // GlobalMaxPool: the largest code of each plane (the input's encoding).

@@ -43,8 +43,9 @@ struct QOp {
 };
 
 struct Program {
+  // 3: means (reduce, avgpool) carry M = s_x / s_y and divide by the count exactly (31);
   // 2: typed op params (op_params.h) with a validated schema; 1: string-keyed ints/consts.
-  static constexpr int kFormatVersion = 2;
+  static constexpr int kFormatVersion = 3;
   std::string source_model;
   std::string scale_mode = "float";  // or "pow2"
   std::string rounding = "half_up";  // docs/arithmetic.md (2)

@@ -183,8 +183,17 @@ class Check {
   void operator()(const params::Reduce& r) const {
     inputs_coded(1);
     clamp(r);
+    mean_multiplier(r.m, r.n);
   }
-  void operator()(const params::AvgPool&) const { inputs_coded(1); }
+  void operator()(const params::AvgPool& a) const {
+    inputs_coded(1);
+    mean_multiplier(a.m, a.n);
+  }
+  // (31): n >= -31 keeps a * m * 2^-n below 2^116 (fx::requantize_mean).
+  void mean_multiplier(int64_t m, int64_t n) const {
+    multiplier(m, n, "m", "n");
+    range(n, -31, fx::kMaxShift64, "n");
+  }
   void operator()(const params::Softmax& s) const {
     inputs_coded(1);
     fx::Range xr = fx::range_of(in_q().type);

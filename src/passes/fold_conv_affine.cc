@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "conv_layout.h"
+#include "fixpoint/conv_layout.h"
 #include "fixpoint/graph_match.h"
 #include "fixpoint/passes.h"
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "conv_layout.h"
+#include "fixpoint/conv_layout.h"
 #include "fixpoint/passes.h"
 
 namespace fixpoint {

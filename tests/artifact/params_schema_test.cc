@@ -149,6 +149,8 @@ TEST(ParamsSchema, CorruptedFieldOfEachKindIsOneLineNamingOpAndField) {
       {"concat", "shift", [](QOp& o) { o.as<params::Concat>().shift = Tensor(DType::Int64, {5}); }},
       {"prelu", "neg_sign", [](QOp& o) { auto& s = o.as<params::PRelu>().neg_sign; s = s.clone(); s.data<int64_t>()[0] = 5; }},
       {"reduce", "lo", [](QOp& o) { o.as<params::Reduce>().lo = -100000; }},
+      {"reduce", "n", [](QOp& o) { o.as<params::Reduce>().n = -40; }},  // (31) needs n >= -31
+      {"avgpool", "m", [](QOp& o) { o.as<params::AvgPool>().m = int64_t{1} << 31; }},
       {"softmax", "exp_table", [](QOp& o) { o.as<params::Softmax>().exp_table = Tensor(DType::Int32, {7}); }},
       {"softmax", "Q", [](QOp& o) { o.as<params::Softmax>().Q = 0; }},
       {"layernorm", "sign", [](QOp& o) { auto& s = o.as<params::LayerNorm>().sign; s = s.clone(); s.data<int64_t>()[0] = 7; }},

@@ -45,6 +45,33 @@ std::vector<int64_t> ints_from_input_or_attr(const KernelContext& ctx, size_t in
   return ctx.node.attr_ints(attr);
 }
 
+SoftmaxRows softmax_rows(const Node& n, const Shape& s) {
+  bool legacy = n.opset < 13;
+  int64_t rank = static_cast<int64_t>(s.size());
+  SoftmaxRows r;
+  if (rank == 0) return r;
+  int64_t axis = norm_axis(n.attr_int("axis", legacy ? 1 : -1), rank, n);
+  for (int64_t d = 0; d < axis; ++d) r.outer *= s[d];
+  for (int64_t d = axis; d < rank; ++d) (d == axis || legacy ? r.len : r.inner) *= s[d];
+  return r;
+}
+
+Reduction plan_reduction(const Node& n, const Shape& xs, const std::vector<int64_t>& axes) {
+  Reduction r;
+  int64_t rank = static_cast<int64_t>(xs.size());
+  r.noop = axes.empty() && n.attr_int("noop_with_empty_axes", 0);
+  r.reduced.assign(xs.size(), axes.empty() && !r.noop);
+  for (int64_t a : axes) r.reduced[norm_axis(a, rank, n, "axes entry")] = true;
+  bool keepdims = n.attr_int("keepdims", 1) != 0;
+  for (int64_t i = 0; i < rank; ++i) {
+    r.kept_shape.push_back(r.reduced[i] ? 1 : xs[i]);
+    if (!r.reduced[i] || keepdims) r.out_shape.push_back(r.reduced[i] ? 1 : xs[i]);
+  }
+  int64_t out_n = shape_numel(r.kept_shape);
+  r.count = out_n ? shape_numel(xs) / out_n : 0;
+  return r;
+}
+
 }  // namespace fixpoint::ref
 
 namespace fixpoint::ref {

@@ -109,6 +109,47 @@ std::vector<int64_t> strides_of(const Shape& s);
 // Returns `has` = false when neither is given.
 std::vector<int64_t> ints_from_input_or_attr(const KernelContext& ctx, size_t input, const char* attr, bool* has);
 
+// Geometry of ReduceMax/Min/Mean/Sum over an input of shape xs, shared by the float and the
+// integer kernels: `axes` (attribute or input; each in [-rank, rank)) are reduced, all of them
+// when empty, none when empty with noop_with_empty_axes.
+struct Reduction {
+  bool noop = false;          // empty axes with noop_with_empty_axes: the output is the input
+  std::vector<bool> reduced;  // per input axis
+  Shape out_shape;            // the output's shape (keepdims applied)
+  Shape kept_shape;           // the output's layout at the input's rank (reduced axes of size 1)
+  int64_t count = 0;          // input elements per output element
+};
+Reduction plan_reduction(const Node& n, const Shape& xs, const std::vector<int64_t>& axes);
+
+// Calls f(input index, output index) for every input element, in C order of the input.
+template <typename F>
+void for_each_reduced(const Shape& xs, const Reduction& r, F&& f) {
+  int64_t total = shape_numel(xs);
+  if (total == 0) return;
+  std::vector<int64_t> ost = strides_of(r.kept_shape);
+  std::vector<int64_t> idx(xs.size(), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    f(i, off);
+    for (int64_t d = static_cast<int64_t>(xs.size()) - 1; d >= 0; --d) {
+      if (++idx[d] < xs[d]) {
+        if (!r.reduced[d]) off += ost[d];
+        break;
+      }
+      if (!r.reduced[d]) off -= ost[d] * (xs[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+// The rows Softmax and LogSoftmax normalize, shared by the float and the integer kernel: `outer`
+// x `len` x `inner`, the normalized axis strided by `inner`. Opset >= 13: one axis (default -1);
+// opsets 1-12: the flattened tail from axis (default 1), i.e. inner = 1.
+struct SoftmaxRows {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+SoftmaxRows softmax_rows(const Node& n, const Shape& s);
+
 // Round half to even, as ONNX QuantizeLinear and Resize(nearest "round_prefer_even") need.
 inline double round_half_even(double x) { return std::nearbyint(x); }
 
@@ -136,6 +177,25 @@ struct ColumnRange {
   int64_t off, lo, hi;
 };
 ColumnRange valid_columns(int64_t off, int64_t stride, int64_t in_w, int64_t out_w);
+
+// The rows one kernel cell (kd, kh, kw) of a 3-D window reads: calls f(out_row, in_row, cols) for
+// every output row (od, oh) whose input row (id, ih) = (od s0 - p0 + kd d0, oh s1 - p1 + kh d1)
+// lies inside the input, with out_row = od out[1] + oh, in_row = id in[1] + ih, and cols the
+// output columns whose input column ow s2 + cols.off lies inside. The one loop nest of the direct
+// convolutions (float, integer reference, the depthwise fast path).
+template <typename F>
+void for_each_tap_row(const Window& w, int64_t kd, int64_t kh, int64_t kw, F&& f) {
+  ColumnRange cols = valid_columns(kw * w.dilation[2] - w.pad_begin[2], w.stride[2], w.in[2], w.out[2]);
+  for (int64_t od = 0; od < w.out[0]; ++od) {
+    int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+    if (id < 0 || id >= w.in[0]) continue;
+    for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+      int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+      if (ih < 0 || ih >= w.in[1]) continue;
+      f(od * w.out[1] + oh, id * w.in[1] + ih, cols);
+    }
+  }
+}
 
 // A Conv of input x [N, C, spatial...] with weights w [M, C/group, k...], checked (ranks, group,
 // kernel_shape), its window padded to 3-D, and the output shape [N, M, spatial...]. Shared by the

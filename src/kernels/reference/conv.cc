@@ -16,8 +16,7 @@ void k_conv(KernelContext& c) {
   int64_t N = geo.N, C = geo.C, M = geo.M, cg = geo.cg, mg = geo.mg;
   if (bias) FP_CHECK(bias->numel() == M, c.node.label(), ": bias has ", bias->numel(), " values for ", M, " channels");
   Tensor& y = c.output(0, x.dtype(), geo.out_shape);
-  const Shape &in = geo.w3.in, &out = geo.w3.out, &k = geo.w3.kernel, &s = geo.w3.stride, &d = geo.w3.dilation,
-              &p = geo.w3.pad_begin;
+  const Shape &in = geo.w3.in, &out = geo.w3.out, &k = geo.w3.kernel, &s = geo.w3.stride;
   int64_t in_plane = geo.in_plane, out_plane = geo.out_plane, k_size = geo.ks;
   dispatch_float(x.dtype(), c.node, [&](auto tag) {
     using T = decltype(tag);
@@ -39,18 +38,11 @@ void k_conv(KernelContext& c) {
             for (int64_t kh = 0; kh < k[1]; ++kh)
               for (int64_t kw = 0; kw < k[2]; ++kw) {
                 A wv = Nm::load(wp[(kd * k[1] + kh) * k[2] + kw]);
-                for (int64_t od = 0; od < out[0]; ++od) {
-                  int64_t id = od * s[0] - p[0] + kd * d[0];
-                  if (id < 0 || id >= in[0]) continue;
-                  for (int64_t oh = 0; oh < out[1]; ++oh) {
-                    int64_t ih = oh * s[1] - p[1] + kh * d[1];
-                    if (ih < 0 || ih >= in[1]) continue;
-                    A* arow = &acc[(od * out[1] + oh) * out[2]];
-                    const A* xrow = &xin[(id * in[1] + ih) * in[2]];
-                    ColumnRange cr = valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
-                    for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow * s[2] + cr.off];
-                  }
-                }
+                for_each_tap_row(geo.w3, kd, kh, kw, [&](int64_t orow, int64_t irow, const ColumnRange& cr) {
+                  A* arow = &acc[orow * out[2]];
+                  const A* xrow = &xin[irow * in[2]];
+                  for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow * s[2] + cr.off];
+                });
               }
         }
         A b = bias ? static_cast<A>(bias->get_f64(m)) : A(0);

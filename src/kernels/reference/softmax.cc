@@ -10,16 +10,8 @@ template <bool Log>
 void softmax(KernelContext& c) {
   const Tensor& x = c.in(0);
   const Node& n = c.node;
-  bool legacy = n.opset < 13;
-  int64_t axis = norm_axis(n.attr_int("axis", legacy ? 1 : -1), x.rank(), n);
-  int64_t outer = 1, len = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x.dim(i);
-  if (legacy) {
-    for (int64_t i = axis; i < x.rank(); ++i) len *= x.dim(i);
-  } else {
-    len = x.rank() ? x.dim(axis) : 1;
-    for (int64_t i = axis + 1; i < x.rank(); ++i) inner *= x.dim(i);
-  }
+  SoftmaxRows rw = softmax_rows(n, x.shape());
+  const int64_t outer = rw.outer, len = rw.len, inner = rw.inner;
   Tensor& y = c.output(0, x.dtype(), x.shape());
   dispatch_float(x.dtype(), n, [&](auto tag) {
     using T = decltype(tag);

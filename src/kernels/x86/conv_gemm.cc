@@ -79,22 +79,15 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
           int32_t wv = wp[m * Kp + kk];
           if (wv == 0) continue;
           int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2];
-          ref::ColumnRange cr = ref::valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
-          for (int64_t od = 0; od < out[0]; ++od) {
-            int64_t id = od * s[0] - p[0] + kd * d[0];
-            if (id < 0 || id >= in[0]) continue;
-            for (int64_t oh = 0; oh < out[1]; ++oh) {
-              int64_t ih = oh * s[1] - p[1] + kh * d[1];
-              if (ih < 0 || ih >= in[1]) continue;
-              int32_t* arow = acc.data() + (od * out[1] + oh) * out[2];
-              const int16_t* xrow = xp + (id * in[1] + ih) * in[2] + cr.off;
-              if (s[2] == 1) {
-                for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow];
-              } else {
-                for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow * s[2]];
-              }
+          ref::for_each_tap_row(w3, kd, kh, kw, [&](int64_t orow, int64_t irow, const ref::ColumnRange& cr) {
+            int32_t* arow = acc.data() + orow * out[2];
+            const int16_t* xrow = xp + irow * in[2] + cr.off;
+            if (s[2] == 1) {
+              for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow];
+            } else {
+              for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow * s[2]];
             }
-          }
+          });
         }
         rq.row(m, acc.data(), out_plane, yp + bm * out_plane);
       });

@@ -1,19 +1,21 @@
-// ReduceSum / ReduceMean (31).
+// ReduceSum / ReduceMean (31): M = s_x / s_y here; a mean divides by its count (the shape's,
+// known at run time) exactly, so no constant depends on the shape.
 #include "quantize/prepare/prepare.h"
-
-#include <cmath>
 
 namespace fixpoint {
 
-// ReduceSum / ReduceMean (31); the multiplier depends on the reduced count, known at run time.
 bool prepare_reduce(CompileContext& cx, QOp& op) {
   if (!cx.all_inputs_quantized(op.node, 1)) return false;
   QParams qx = cx.q_of(op.node.inputs[0]);
   if (real_range(qx).first >= 0) cx.nonneg.insert(op.node.outputs[0]);
   QParams qy = activation_qparams(cx, op.node.outputs[0], op.bits);
+  fx::Multiplier mu = fx::make_multiplier(qx.scale / qy.scale, false);  // float form (12), as (19)
+  if (mu.n < -31) return false;  // (31)'s products must stay below 2^116 (fx::requantize_mean)
   cx.set_q(op.node.outputs[0], qy);
   params::Reduce rd;
   rd.mean = op.node.op_type == "ReduceMean";
+  rd.m = mu.m;
+  rd.n = mu.n;
   set_clamp(rd, qy);  // the full code range
   op.params = rd;
   return true;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "fixpoint/conv_layout.h"
 #include "quantize/activation_fusion.h"
 
 namespace fixpoint {
@@ -51,7 +52,7 @@ bool prepare_matmul_like(CompileContext& cx, QOp& op) {
     for (int64_t m = 0; m < N; ++m)
       for (int64_t ci = 0; ci < cg; ++ci)
         for (int64_t k = 0; k < ks; ++k)
-          wn.data<float>()[m * K + ci * ks + k] = w.data<float>()[(((m / mg) * cg + ci) * mg + m % mg) * ks + k];
+          wn.data<float>()[m * K + ci * ks + k] = w.data<float>()[conv_layout::transpose_weight_index(n, w, m, ci, k)];
     if (b && b->numel() != N) return false;
   } else if (n.op_type == "Gemm") {
     if (n.attr_int("transA", 0) || w.rank() != 2) return false;

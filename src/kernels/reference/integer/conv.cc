@@ -16,7 +16,7 @@ void conv_impl(QContext& c) {
   ref::ConvGeometry geo = ref::conv_geometry(op.node, x.shape(), w.shape());
   int64_t N = geo.N, C = geo.C, M = geo.M, cg = geo.cg, mg = geo.mg;
   const ref::Window& w3 = geo.w3;
-  const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride, &d = w3.dilation, &p = w3.pad_begin;
+  const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride;
   Tensor& y = c.output(0, geo.out_shape);
   std::vector<int64_t> xq = load_codes(x, c.in_q[0].zero_point);
   const int16_t* pw = w.data<int16_t>();
@@ -35,20 +35,11 @@ void conv_impl(QContext& c) {
             for (int64_t kw = 0; kw < k[2]; ++kw) {
               Acc wv = wp[(kd * k[1] + kh) * k[2] + kw];
               if (wv == 0) continue;
-              for (int64_t od = 0; od < out[0]; ++od) {
-                int64_t id = od * s[0] - p[0] + kd * d[0];
-                if (id < 0 || id >= in[0]) continue;
-                for (int64_t oh = 0; oh < out[1]; ++oh) {
-                  int64_t ih = oh * s[1] - p[1] + kh * d[1];
-                  if (ih < 0 || ih >= in[1]) continue;
-                  Acc* arow = &acc[(od * out[1] + oh) * out[2]];
-                  const int64_t* xrow = xp + (id * in[1] + ih) * in[2];
-                  for (int64_t ow = 0; ow < out[2]; ++ow) {
-                    int64_t iw = ow * s[2] - p[2] + kw * d[2];
-                    if (iw >= 0 && iw < in[2]) arow[ow] += wv * static_cast<Acc>(xrow[iw]);
-                  }
-                }
-              }
+              ref::for_each_tap_row(w3, kd, kh, kw, [&](int64_t orow, int64_t irow, const ref::ColumnRange& cr) {
+                Acc* arow = &acc[orow * out[2]];
+                const int64_t* xrow = xp + irow * in[2] + cr.off;
+                for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * static_cast<Acc>(xrow[ow * s[2]]);
+              });
             }
       }
       int64_t* yp = yq.data() + (b * M + m) * out_plane;

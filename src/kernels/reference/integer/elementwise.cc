@@ -71,38 +71,29 @@ void k_div(QContext& c) {
   store_codes(y, yq);
 }
 
-// ReduceSum / ReduceMean (31): a = sum of (q - z) over the reduced axes, exact, then RQ with
-// M = s_x / (s_y * count) (Mean) or s_x / s_y (Sum). The reduction itself is the float reference
-// kernel's (same axes, keepdims, noop_with_empty_axes) run on the int64 centred codes: sums of
-// integers below 2^53 in magnitude, so exact.
+// ReduceSum / ReduceMean (31): a = sum of (q - z) over the reduced axes (the reduction geometry
+// of the float kernel, ref::plan_reduction), exact in int64; Sum: RQ(a) with M = s_x / s_y,
+// Mean: R(a M / count) with the count dividing exactly (fx::requantize_mean).
 void k_reduce(QContext& c) {
   const QOp& op = c.op;
+  const auto& p = op.as<params::Reduce>();
   const Tensor& x = *c.in[0];
-  Tensor centred(DType::Int64, x.shape());
-  std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
-  std::copy(q.begin(), q.end(), centred.data<int64_t>());
   FP_CHECK(x.numel() < (int64_t{1} << 36), op.node.label(), ": too many elements for an exact integer sum");
-  Node sum = op.node;
-  sum.op_type = "ReduceSum";
-  sum.opset = 13;  // axes as an input; the attribute form is converted below
-  std::vector<const Tensor*> ins = {&centred};
-  Tensor axes;
-  if (op.node.has_attr("axes")) {
-    axes = Tensor::from_i64(op.node.attr_ints("axes"), {static_cast<int64_t>(op.node.attr_ints("axes").size())});
-    sum.attrs.erase("axes");
-    ins.push_back(&axes);
-  } else if (c.in.size() > 1 && c.in[1]) {
-    ins.push_back(c.in[1]);
-  }
-  Tensor s = run_node(sum, ins).at(0);
-  Tensor& y = c.output(0, s.shape());
-  int64_t count = s.numel() ? x.numel() / s.numel() : 0;
-  double M = c.in_q[0].scale / c.out_q[0].scale / (op.as<params::Reduce>().mean ? static_cast<double>(std::max<int64_t>(count, 1)) : 1.0);
-  fx::Multiplier mu = fx::make_multiplier(M, false);
-  fx::Range r = clamp_range(op.as<params::Reduce>());
-  int64_t zy = c.out_q[0].zero_point;
-  std::vector<int64_t> yq(static_cast<size_t>(s.numel()));
-  for (int64_t i = 0; i < s.numel(); ++i) yq[i] = fx::requantize_wide(s.data<int64_t>()[i], mu, zy, r);
+  std::vector<int64_t> axes = op.node.attr_ints("axes");
+  if (!op.node.has_attr("axes") && c.in.size() > 1 && c.in[1]) axes = c.in[1]->to_i64_vector();
+  ref::Reduction rd = ref::plan_reduction(op.node, x.shape(), axes);
+  std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
+  std::vector<int64_t> sum(static_cast<size_t>(shape_numel(rd.kept_shape)), 0);
+  if (rd.noop) sum = q;
+  else ref::for_each_reduced(x.shape(), rd, [&](int64_t i, int64_t o) { sum[o] += q[i]; });
+  Tensor& y = c.output(0, rd.noop ? x.shape() : rd.out_shape);
+  fx::Multiplier mu{p.m, static_cast<int>(p.n)};
+  fx::Range r = clamp_range(p);
+  int64_t zy = c.out_q[0].zero_point, count = rd.noop ? 1 : rd.count;
+  std::vector<int64_t> yq(sum.size());
+  for (size_t i = 0; i < sum.size(); ++i)
+    yq[i] = p.mean ? fx::requantize_mean(sum[i], mu, std::max<int64_t>(count, 1), zy, r)
+                   : fx::requantize_wide(sum[i], mu, zy, r);
   store_codes(y, yq);
 }
 
@@ -161,7 +152,8 @@ void k_concat(QContext& c) {
   store_codes(y, yq);
 }
 
-// AveragePool / GlobalAveragePool (19): sum of (q - z) over the window, RQ with M = s_x / (s_y * count).
+// AveragePool / GlobalAveragePool (19): a = sum of (q - z) over the window, R(a M / count) with
+// M = s_x / s_y and the window's count dividing exactly (fx::requantize_mean).
 void k_avgpool(QContext& c) {
   const QOp& op = c.op;
   const Node& n = op.node;
@@ -182,10 +174,10 @@ void k_avgpool(QContext& c) {
   for (size_t i = 3 - (x.rank() - 2); i < 3; ++i) ys.push_back(w.out[i]);
   Tensor& y = c.output(0, ys);
   std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
-  double ratio = c.in_q[0].scale / c.out_q[0].scale;
+  const auto& p = op.as<params::AvgPool>();
+  fx::Multiplier mu{p.m, static_cast<int>(p.n)};
   fx::Range r = fx::range_of(c.out_q[0].type);
   int64_t zy = c.out_q[0].zero_point;
-  std::map<int64_t, fx::Multiplier> by_count;
   int64_t in_plane = w.in[0] * w.in[1] * w.in[2], out_plane = w.out[0] * w.out[1] * w.out[2];
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
   for (int64_t nc = 0; nc < x.dim(0) * x.dim(1); ++nc)
@@ -215,9 +207,7 @@ void k_avgpool(QContext& c) {
             yq[o] = zy;
             continue;
           }
-          auto it = by_count.find(div);
-          if (it == by_count.end()) it = by_count.emplace(div, fx::make_multiplier(ratio / static_cast<double>(div), false)).first;
-          yq[o] = fx::requantize(sum, it->second, zy, r);
+          yq[o] = fx::requantize_mean(sum, mu, div, zy, r);
         }
   store_codes(y, yq);
 }

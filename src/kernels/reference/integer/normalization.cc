@@ -6,26 +6,13 @@
 namespace fixpoint::qref {
 namespace {
 
-// Rows of a reduction: `outer` x `len` x `inner`, the reduced axis strided by `inner`.
-struct Rows {
-  int64_t outer = 1, len = 1, inner = 1;
-};
-Rows rows_of(const Shape& s, int64_t axis, bool flatten_tail) {
-  Rows r;
-  for (int64_t d = 0; d < axis; ++d) r.outer *= s[d];
-  for (int64_t d = axis; d < static_cast<int64_t>(s.size()); ++d) (d == axis || flatten_tail ? r.len : r.inner) *= s[d];
-  return r;
-}
-
 // Softmax: E = exp table over d = max - q (prepared, (23)); S = sum E (24);
 // q_y = SAT(floor((2 E Q + S) / (2 S)))  i.e. R(E Q / S) exactly (25), Q = 1 / s_y.
 void k_softmax(QContext& c) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
   Tensor& y = c.output(0, x.shape());
-  bool legacy = op.node.opset < 13;  // opsets 1-12: softmax over the flattened tail from axis
-  int64_t axis = ref::norm_axis(op.node.attr_int("axis", legacy ? 1 : -1), x.rank(), op.node);
-  Rows rw = rows_of(x.shape(), axis, legacy);
+  ref::SoftmaxRows rw = ref::softmax_rows(op.node, x.shape());
   std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
   const auto& p = op.as<params::Softmax>();
   const int32_t* E = p.exp_table.data<int32_t>();
