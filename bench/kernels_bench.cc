@@ -4,7 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "kernels/x86/conv_gemm.h"
-#include "kernels/x86/integer_layer_cases.h"
+#include "integer_layer_cases.h"
 
 namespace fixpoint {
 namespace {

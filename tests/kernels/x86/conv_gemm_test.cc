@@ -8,7 +8,7 @@
 
 #include "kernels/reference/integer/integer_kernels.h"
 #include "kernels/x86/conv_gemm.h"
-#include "kernels/x86/integer_layer_cases.h"
+#include "integer_layer_cases.h"
 
 namespace fixpoint {
 namespace {

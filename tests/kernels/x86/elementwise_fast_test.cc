@@ -6,7 +6,7 @@
 #include <random>
 
 #include "kernels/x86/elementwise_fast.h"
-#include "kernels/x86/integer_layer_cases.h"
+#include "integer_layer_cases.h"
 
 namespace fixpoint {
 namespace {

@@ -5,9 +5,10 @@
 #include "integer_kernels.h"
 
 namespace fixpoint::qref {
-namespace {
 
+namespace {
 constexpr int kWeightBits = 20;  // F in (34)
+}  // namespace
 
 void k_resize_linear(QContext& c) {
   const QOp& op = c.op;
@@ -68,8 +69,5 @@ void k_resize_linear(QContext& c) {
   store_codes(y, yq);
 }
 
-}  // namespace
-
-void register_resize_kernels(std::map<std::string, QKernelFn>& r) { r["resize_linear"] = k_resize_linear; }
 
 }  // namespace fixpoint::qref

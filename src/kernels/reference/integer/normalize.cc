@@ -1,37 +1,11 @@
-// Integer Softmax (23)-(25) and LayerNormalization (26)-(30), docs/arithmetic.md §5.13-5.14.
+// Integer LayerNormalization (26)-(30) and InstanceNormalization (§5.19): one row routine,
+// docs/arithmetic.md §5.14.
 #include "../common.h"
 #include "fixpoint/parallel.h"
 #include "integer_kernels.h"
 
 namespace fixpoint::qref {
 namespace {
-
-// Softmax: E = exp table over d = max - q (prepared, (23)); S = sum E (24);
-// q_y = SAT(floor((2 E Q + S) / (2 S)))  i.e. R(E Q / S) exactly (25), Q = 1 / s_y.
-void k_softmax(QContext& c) {
-  const QOp& op = c.op;
-  const Tensor& x = *c.in[0];
-  Tensor& y = c.output(0, x.shape());
-  ref::SoftmaxRows rw = ref::softmax_rows(op.node, x.shape());
-  std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
-  const auto& p = op.as<params::Softmax>();
-  const int32_t* E = p.exp_table.data<int32_t>();
-  int64_t span = p.exp_table.numel(), Q = p.Q;
-  fx::Range r = fx::range_of(c.out_q[0].type);
-  std::vector<int64_t> yq(q.size());
-  parallel_for(rw.outer * rw.inner, c.threads, [&](int64_t oi) {
-    int64_t o = oi / rw.inner, in = oi % rw.inner, base = o * rw.len * rw.inner + in;
-    int64_t mx = std::numeric_limits<int64_t>::min();
-    for (int64_t j = 0; j < rw.len; ++j) mx = std::max(mx, q[base + j * rw.inner]);
-    int64_t S = 0;
-    for (int64_t j = 0; j < rw.len; ++j) S += E[std::min(mx - q[base + j * rw.inner], span - 1)];
-    for (int64_t j = 0; j < rw.len; ++j) {
-      int64_t e = E[std::min(mx - q[base + j * rw.inner], span - 1)];
-      yq[base + j * rw.inner] = fx::sat(static_cast<int64_t>(fx::round_div(e * Q, S)), r);  // (25)
-    }
-  });
-  store_codes(y, yq);
-}
 
 // Normalization of rows of length N (LayerNormalization: last-axis vectors; InstanceNormalization:
 // (n, c) planes, docs/arithmetic.md §5.19), per row:
@@ -79,6 +53,8 @@ void normalize_rows(QContext& c, const params::Normalize& p, int64_t rows, int64
   store_codes(y, yq);
 }
 
+}  // namespace
+
 void k_layernorm(QContext& c) {
   const Tensor& x = *c.in[0];
   const auto& p = c.op.as<params::LayerNorm>();
@@ -96,14 +72,6 @@ void k_instancenorm(QContext& c) {
   int64_t C = x.dim(1), rows = x.dim(0) * C, N = rows ? x.numel() / rows : 0;
   FP_CHECK(p.mult.numel() == C, c.op.node.label(), ": ", C, " channels, scale/bias ", p.mult.numel());
   normalize_rows(c, p, rows, N, [C](int64_t row, int64_t) { return row % C; });
-}
-
-}  // namespace
-
-void register_normalization_kernels(std::map<std::string, QKernelFn>& r) {
-  r["softmax"] = k_softmax;
-  r["layernorm"] = k_layernorm;
-  r["instancenorm"] = k_instancenorm;
 }
 
 }  // namespace fixpoint::qref
