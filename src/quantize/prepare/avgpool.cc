@@ -5,14 +5,9 @@
 namespace fixpoint {
 
 bool prepare_avgpool(CompileContext& cx, QOp& op) {
-  if (!cx.all_inputs_quantized(op.node, 1)) return false;
-  QParams qx = cx.q_of(op.node.inputs[0]);
-  if (real_range(qx).first >= 0) cx.nonneg.insert(op.node.outputs[0]);
-  QParams qy = activation_qparams(cx, op.node.outputs[0], op.bits);
-  // 1/count is rarely a power of two: the float form of (12) in pow2 mode too.
-  fx::Multiplier mu = fx::make_multiplier(qx.scale / qy.scale, false);
-  if (mu.n < -31) return false;  // (19)'s products must stay below 2^116 (fx::requantize_mean)
-  cx.set_q(op.node.outputs[0], qy);
+  QParams qy;
+  fx::Multiplier mu;
+  if (!prepare_sum_encoding(cx, op, &qy, &mu)) return false;
   params::AvgPool a;
   a.m = mu.m;
   a.n = mu.n;

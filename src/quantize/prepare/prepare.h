@@ -34,4 +34,8 @@ bool prepare_resize_linear(CompileContext& cx, QOp& op);  // resize_linear.cc
 bool prepare_move(CompileContext& cx, QOp& op);          // move.cc: data movement, nearest Resize, Pad
 bool prepare_lut(CompileContext& cx, QOp& op);           // table.cc: one-input elementwise functions
 
+// reduce.cc, shared by the means and sums (19), (31): the output encoding *qy (unsigned when the
+// input is) and M = s_x / s_y as *mu; false when the input has no codes or M is out of range.
+bool prepare_sum_encoding(CompileContext& cx, QOp& op, QParams* qy, fx::Multiplier* mu);
+
 }  // namespace fixpoint
