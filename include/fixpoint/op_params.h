@@ -33,11 +33,11 @@ struct Clamp {
   int64_t lo = 0, hi = 0;
 };
 
-// Conv, ConvTranspose, Gemm/MatMul with constant weights (9)-(15): int16-held weight codes (8- or
-// 16-bit values), per output channel the bias (11) and RQ multiplier m 2^-n (12), the weight
+// Conv, ConvTranspose, Gemm/MatMul with constant weights (9)-(15): weight codes (int8 for 8-bit
+// weights, int16 for 16-bit), per output channel the bias (11) and RQ multiplier m 2^-n (12), the weight
 // scale (for bias correction and reports), and whether the layer accumulates in int64 (§4).
 struct Weighted : Clamp {
-  Tensor weight;        // int16: Conv [M, C/g, k...], ConvTranspose and MatMul [N, K]
+  Tensor weight;        // int8 or int16 (weight_bits): Conv [M, C/g, k...], ConvTranspose and MatMul [N, K]
   Tensor bias;          // int64 [N]
   Tensor mult, shift;   // int64 [N]
   Tensor weight_scale;  // float64 [N]

@@ -43,7 +43,8 @@ struct QOp {
 };
 
 struct Program {
-  // 3: means (reduce, avgpool) carry M = s_x / s_y and divide by the count exactly (31);
+  // 3: 8-bit weights stored as int8; means (reduce, avgpool) carry M = s_x / s_y and divide by
+  // the count exactly (31);
   // 2: typed op params (op_params.h) with a validated schema; 1: string-keyed ints/consts.
   static constexpr int kFormatVersion = 3;
   std::string source_model;

@@ -115,7 +115,7 @@ class Check {
     that(w.weight_bits == 8 || w.weight_bits == 16, "weight_bits", cat("value ", w.weight_bits, ", expected 8 or 16"));
     fx::Range wr = fx::range_of(w.weight_bits == 8 ? DType::Int8 : DType::Int16);
     int64_t N = w.weight.dim(0);
-    tensor(w.weight, DType::Int16, -1, "weight", wr.lo, wr.hi);
+    tensor(w.weight, w.weight_bits == 8 ? DType::Int8 : DType::Int16, -1, "weight", wr.lo, wr.hi);
     tensor(w.bias, DType::Int64, N, "bias");
     tensor(w.mult, DType::Int64, N, "mult", 0, (int64_t{1} << 31) - 1);
     tensor(w.shift, DType::Int64, N, "shift", -62, w.wide ? fx::kMaxShift128 : fx::kMaxShift64);

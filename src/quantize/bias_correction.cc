@@ -71,7 +71,7 @@ void correct_biases(CompileContext& cx, const CalibrationSource& calib) {
         double shift = 0;
         for (int64_t k = 0; k < K; ++k) {
           int64_t in_ch = conv ? (c / mg) * cg + k / ks : k;
-          double wq = qw.data<int16_t>()[c * K + k] * ws[c];
+          double wq = qw.get_f64(c * K + k) * ws[c];
           double wf = normalized_weight(op, w, c, k, N, K);
           shift += (wq - wf) * sums[t][static_cast<size_t>(in_ch)] / counts[t];
         }

@@ -60,7 +60,7 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   int64_t in_plane = geo.in_plane, out_plane = geo.out_plane, ks = geo.ks;
   int64_t K = cg * ks, Kp = round_up(K, kern.k_align);
   std::vector<int16_t> xq = centered_codes(x, c.in_q[0].zero_point);
-  std::vector<int16_t> wp = padded_rows(w.data<int16_t>(), M, K, Kp);  // row m: [ci][kd][kh][kw]
+  std::vector<int16_t> wp = padded_rows(qref::weight_codes(qref::weighted(op)).data(), M, K, Kp);  // row m: [ci][kd][kh][kw]
   int64_t chunks = (out_plane + kPatchChunk - 1) / kPatchChunk;
   bool pointwise = ks == 1 && out_plane == in_plane;
   for (size_t i = 0; i < 3; ++i) pointwise = pointwise && s[i] == 1 && p[i] == 0;
@@ -145,7 +145,6 @@ void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
   const auto& p = op.as<params::ConvTranspose>();
-  const Tensor& w = p.weight;  // W[m][(ci - g cg) ks + k] (22)
   Shape ws = {x.dim(1), p.mg};
   for (int64_t v : p.kernel_shape.to_i64_vector()) ws.push_back(v);
   ref::TransposeWindow t = ref::conv_transpose_window(op.node, x.shape(), ws);
@@ -156,7 +155,8 @@ void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   int64_t groups = t.M / t.mg, Kp = round_up(t.cg, kern.k_align), rows = t.mg * ks;
   // GEMM operands: A[(mi, kk)][ci] = W[g mg + mi][ci ks + kk] per group; B[p][ci] = x[ci][p].
   std::vector<int16_t> a(static_cast<size_t>(groups * rows * Kp), 0);
-  const int16_t* pw = w.data<int16_t>();
+  std::vector<int16_t> wcodes = qref::weight_codes(p);  // W[m][(ci - g cg) ks + k] (22)
+  const int16_t* pw = wcodes.data();
   for (int64_t m = 0; m < t.M; ++m)
     for (int64_t ci = 0; ci < t.cg; ++ci)
       for (int64_t kk = 0; kk < ks; ++kk) a[((m / t.mg) * rows + (m % t.mg) * ks + kk) * Kp + ci] = pw[m * t.cg * ks + ci * ks + kk];
@@ -218,7 +218,7 @@ void matmul_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   Tensor& y = c.output(0, ys);
   qref::ChannelRequant rq(c);
   std::vector<int16_t> xq = centered_codes(x, c.in_q[0].zero_point);
-  std::vector<int16_t> wp = padded_rows(w.data<int16_t>(), N, K, Kp);
+  std::vector<int16_t> wp = padded_rows(qref::weight_codes(qref::weighted(op)).data(), N, K, Kp);
   int64_t rows = x.numel() / std::max<int64_t>(K, 1);
   int64_t chunks = (rows + kPatchChunk - 1) / kPatchChunk;
   qref::visit_int(y.dtype(), [&](auto tag) {

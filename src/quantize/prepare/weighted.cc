@@ -82,7 +82,7 @@ bool prepare_matmul_like(CompileContext& cx, QOp& op) {
   cx.set_q(out, qy);
   DType wt = params16(cx, n) ? DType::Int16 : DType::Int8;
   bool wide = op.bits == 16 || wt == DType::Int16 || qx.bits() == 16;
-  Tensor qw(DType::Int16, wn.shape()), bias(DType::Int64, {N}), mult(DType::Int64, {N}), shift(DType::Int64, {N});
+  Tensor qw(wt, wn.shape()), bias(DType::Int64, {N}), mult(DType::Int64, {N}), shift(DType::Int64, {N});
   Tensor wscale(DType::Float64, {N});
   int64_t max_product = (std::max(std::abs(fx::range_of(qx.type).lo), fx::range_of(qx.type).hi)) * (fx::range_of(wt).hi + 1);
   int64_t clipped_bias = 0;
@@ -99,7 +99,7 @@ bool prepare_matmul_like(CompileContext& cx, QOp& op) {
     if (!fixed_sw && sw < sw_floor) sw = cx.pow2 ? std::ldexp(1.0, static_cast<int>(std::ceil(std::log2(sw_floor)))) : sw_floor;
     wscale.data<double>()[c] = sw;
     for (int64_t k = 0; k < K; ++k)
-      qw.data<int16_t>()[c * K + k] = static_cast<int16_t>(fx::quantize(wn.data<float>()[c * K + k], sw, 0, fx::range_of(wt)));
+      qw.set_f64(c * K + k, static_cast<double>(fx::quantize(wn.data<float>()[c * K + k], sw, 0, fx::range_of(wt))));
     // (11) in the int64 range first: a tiny input scale makes a large bias code, which the
     // accumulator must then hold exactly (it widens below) rather than clip.
     int64_t qb = fx::quantize(bv, qx.scale * sw, 0, fx::range_of(DType::Int64));

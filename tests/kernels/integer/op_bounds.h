@@ -62,7 +62,7 @@ inline Graph reference_graph(const Graph& g, const Program& p) {
     bool gemm_like = n.op_type != "Conv" && n.op_type != "ConvTranspose";
     for (int64_t c = 0; c < N; ++c)
       for (int64_t k = 0; k < K; ++k) {
-        float v = static_cast<float>(qw.data<int16_t>()[c * K + k] * ws.data<double>()[c]);
+        float v = static_cast<float>(qw.get_f64(c * K + k) * ws.data<double>()[c]);
         int64_t at = gemm_like ? k * N + c : c * K + k;  // MatMul B is K x N
         if (n.op_type == "ConvTranspose") {  // prepared rows W'[m][ci * ks + kk] of W[C, mg, k...]
           int64_t ks = w.numel() / (w.dim(0) * w.dim(1));

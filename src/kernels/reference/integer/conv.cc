@@ -19,7 +19,8 @@ void conv_impl(QContext& c) {
   const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride;
   Tensor& y = c.output(0, geo.out_shape);
   std::vector<int64_t> xq = load_codes(x, c.in_q[0].zero_point);
-  const int16_t* pw = w.data<int16_t>();
+  std::vector<int16_t> wcodes = weight_codes(weighted(op));
+  const int16_t* pw = wcodes.data();
   int64_t in_plane = geo.in_plane, out_plane = geo.out_plane, ks = geo.ks;
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
   // Each (batch row, output channel) plane is independent: split them across threads.

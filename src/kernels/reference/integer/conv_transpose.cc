@@ -18,7 +18,8 @@ void k_conv_transpose(QContext& c) {
   ref::TransposeWindow t = ref::conv_transpose_window(op.node, x.shape(), ws);
   Tensor& y = c.output(0, t.out_shape);
   std::vector<int64_t> xq = load_codes(x, c.in_q[0].zero_point);
-  const int16_t* pw = w.data<int16_t>();
+  std::vector<int16_t> wcodes = weight_codes(weighted(op));
+  const int16_t* pw = wcodes.data();
   ChannelRequant rq(c);
   int64_t K = w.dim(1);
   int64_t in_plane = t.in[0] * t.in[1] * t.in[2], out_plane = t.out[0] * t.out[1] * t.out[2], ks = t.k[0] * t.k[1] * t.k[2];

@@ -80,6 +80,8 @@ void visit_int(DType t, F&& f) {
 
 // Codes of an integer tensor as int64, minus `zero_point`.
 std::vector<int64_t> load_codes(const Tensor& t, int64_t zero_point);
+// The weight codes of a Conv/ConvTranspose/MatMul widened to int16 (8-bit weights are stored as int8).
+std::vector<int16_t> weight_codes(const params::Weighted& p);
 // Writes int64 codes (already saturated to t's range) into t.
 void store_codes(Tensor& t, const std::vector<int64_t>& v);
 

@@ -19,7 +19,8 @@ void matmul_impl(QContext& c) {
   ys.back() = N;
   Tensor& y = c.output(0, ys);
   std::vector<int64_t> xq = load_codes(x, c.in_q[0].zero_point);
-  const int16_t* pw = w.data<int16_t>();
+  std::vector<int16_t> wcodes = weight_codes(weighted(op));
+  const int16_t* pw = wcodes.data();
   ChannelRequant rq(c);
   int64_t rows = x.numel() / std::max<int64_t>(K, 1);
   std::vector<int64_t> yq(static_cast<size_t>(y.numel()));
