@@ -1,0 +1,144 @@
+#!/usr/bin/python3
+"""The model zoo (issue 16): torchvision architectures nobody here wrote, exported with torch at
+opset 13 with seeded random weights (no trained weights can be downloaded; every all-zero tensor,
+e.g. ViT's head, is re-initialised so that no output is trivially zero), then for each:
+
+  float      max |fixpoint float - ONNX Runtime| relative to max |ONNX Runtime|
+  int8/16    output SNR of the compiled program against fixpoint's float output (dB)
+  subgraphs  accelerator + CPU subgraphs of the int8 program, and the ops that fall back
+  compile    wall time of the int8 compile (calibration included)
+  worst      `fixpoint compare`'s worst layer of the int8 program
+
+usage: zoo.py [--models a,b,...] [--size 224] [--calib 4] [--work DIR] [--json FILE]
+Inputs: standard-normal images (seeded); calibration: --calib other seeded images.
+Prints one Markdown table row per model (the table in docs/accuracy.md); --json writes all fields.
+A model that fails says why in its row; the exit code is 1 if any did.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+CLI = os.path.join(os.environ.get("FIXPOINT_BUILD", os.path.join(ROOT, "build")), "fixpoint")
+ORT = os.path.join(ROOT, "scripts", "oracle", "ort_run.js")
+
+MODELS = ["mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0", "resnet50",
+          "resnext50_32x4d", "shufflenet_v2_x1_0", "squeezenet1_1", "densenet121", "convnext_tiny", "swin_t",
+          "vit_b_16", "deeplabv3_mobilenet_v3_large", "lraspp_mobilenet_v3_large", "fcn_resnet50"]
+
+EXPORT = """
+import sys, torch, torchvision
+torch.manual_seed(0)
+name, size, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+seg = name.startswith(("deeplabv3", "lraspp", "fcn"))
+ctor = getattr(torchvision.models.segmentation if seg else torchvision.models, name)
+kw = {"weights": None, "weights_backbone": None} if seg else {"weights": None}
+if seg:
+    kw["aux_loss"] = False
+if name.startswith("vit"):
+    kw["image_size"] = size
+m = ctor(**kw).eval()
+with torch.no_grad():
+    for p in list(m.parameters()) + list(m.buffers()):
+        if p.is_floating_point() and p.numel() > 1 and not p.abs().sum():
+            p.normal_(0, 0.02)  # e.g. ViT's zero-initialised head: no trivially zero output
+class Out(torch.nn.Module):  # segmentation models return a dict
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+    def forward(self, x):
+        y = self.m(x)
+        return y["out"] if isinstance(y, dict) else y
+torch.onnx.export(Out(m), torch.randn(1, 3, size, size), path, opset_version=13, input_names=["x"],
+                  output_names=["y"])
+"""
+
+
+def sh(*args, **kw):
+    p = subprocess.run([str(a) for a in args], capture_output=True, text=True, errors="replace", **kw)
+    if p.returncode != 0:
+        raise RuntimeError(((p.stderr or p.stdout).strip().splitlines() or ["failed"])[-1][:200])
+    return p
+
+
+def snr(ref, got):
+    noise = ((ref - got) ** 2).sum()
+    return float("inf") if noise == 0 else 10 * np.log10((ref ** 2).sum() / noise)
+
+
+def evaluate(name, size, n_calib, work):
+    d = os.path.join(work, name)
+    os.makedirs(d, exist_ok=True)
+    model = os.path.join(d, "m.onnx")
+    r = {"model": name, "size": size}
+    if not os.path.exists(model):
+        sh(sys.executable, "-c", EXPORT, name, size, model)
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
+    np.save(os.path.join(d, "x.npy"), x)
+    np.save(os.path.join(d, "calib.npy"), rng.standard_normal((n_calib, 1, 3, size, size)).astype(np.float32))
+    xin = f"x={os.path.join(d, 'x.npy')}"
+    sh(CLI, "run", model, "--input", xin, "-o", os.path.join(d, "float"), "-q")
+    ref = np.load(os.path.join(d, "float", "y.npy")).astype(np.float64)
+    sh("node", ORT, model, os.path.join(d, "ort"), xin)
+    ort = np.load(os.path.join(d, "ort", "y.npy")).astype(np.float64)
+    r["float_vs_ort"] = float(np.abs(ref - ort).max() / max(np.abs(ort).max(), 1e-30))
+    for bits in (8, 16):
+        out = os.path.join(d, f"p{bits}")
+        t0 = time.time()
+        sh(CLI, "compile", model, "--calib", f"x={os.path.join(d, 'calib.npy')}", "--bits", bits, "-o", out, "-q")
+        if bits == 8:
+            r["compile_s"] = round(time.time() - t0, 1)
+            rep = json.load(open(os.path.join(out, "compile_report.json")))
+            r["subgraphs"] = rep["subgraph_counts"]
+            r["fallback_ops"] = sorted({f["op"] for f in rep["fallback_nodes"]})
+        sh(CLI, "run", out, "--input", xin, "-o", os.path.join(d, f"o{bits}"), "-q")
+        r[f"int{bits}_snr_db"] = round(snr(ref, np.load(os.path.join(d, f"o{bits}", "y.npy")).astype(np.float64)), 1)
+    sh(CLI, "compare", os.path.join(d, "p8"), "--input", xin, "-o", os.path.join(d, "cmp"), "-q")
+    worst = json.load(open(os.path.join(d, "cmp", "compare.json")))["worst"]
+    r["worst_layer"] = worst[0] if worst else ""
+    return r
+
+
+def row(r):
+    if "error" in r:
+        return f"| {r['model']} | {r['size']}² | failed: {r['error']} | | | | | |"
+    sg = r["subgraphs"]
+    fb = ", ".join(r["fallback_ops"]) or "none"
+    return (f"| {r['model']} | {r['size']}² | {r['float_vs_ort']:.1e} | {r['int8_snr_db']} | {r['int16_snr_db']} | "
+            f"{sg['accelerator']} + {sg['cpu']} ({fb}) | {r['compile_s']} s | `{r['worst_layer']}` |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--calib", type=int, default=4)
+    ap.add_argument("--work")
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    work = a.work or tempfile.mkdtemp(prefix="fixpoint_zoo_")
+    print("| model | input | float vs ORT (rel.) | int8 SNR dB | int16 SNR dB | subgraphs acc + cpu (CPU ops) | "
+          "int8 compile | compare's worst layer (int8) |")
+    print("|---|---|---|---|---|---|---|---|")
+    results, failed = [], False
+    for name in a.models.split(","):
+        try:
+            r = evaluate(name, a.size, a.calib, work)
+        except Exception as e:  # one line per model, the run goes on
+            r, failed = {"model": name, "size": a.size, "error": str(e)}, True
+        results.append(r)
+        print(row(r), flush=True)
+    if a.json:
+        json.dump(results, open(a.json, "w"), indent=1)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
