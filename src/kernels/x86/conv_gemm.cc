@@ -24,11 +24,19 @@ std::vector<int16_t> centered_codes(const Tensor& t, int64_t zero_point) {
   return v;
 }
 
-// `rows` rows of `k` int16 weights, each zero-padded to kp.
-std::vector<int16_t> padded_rows(const int16_t* w, int64_t rows, int64_t k, int64_t kp) {
+// `rows` rows of `k` codes, widened to int16 and each zero-padded to kp.
+template <typename T>
+std::vector<int16_t> padded_rows(const T* v, int64_t rows, int64_t k, int64_t kp) {
   std::vector<int16_t> r(static_cast<size_t>(rows * kp), 0);
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < k; ++j) r[i * kp + j] = w[i * k + j];
+    for (int64_t j = 0; j < k; ++j) r[i * kp + j] = static_cast<int16_t>(v[i * k + j]);
+  return r;
+}
+
+// The same for weight codes in their storage type (int8 or int16): one pass, no int16 copy first.
+std::vector<int16_t> padded_weight_rows(const Tensor& w, int64_t rows, int64_t k, int64_t kp) {
+  std::vector<int16_t> r;
+  qref::visit_int(w.dtype(), [&](auto tag) { r = padded_rows(w.data<decltype(tag)>(), rows, k, kp); });
   return r;
 }
 
@@ -60,7 +68,7 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   int64_t in_plane = geo.in_plane, out_plane = geo.out_plane, ks = geo.ks;
   int64_t K = cg * ks, Kp = round_up(K, kern.k_align);
   std::vector<int16_t> xq = centered_codes(x, c.in_q[0].zero_point);
-  std::vector<int16_t> wp = padded_rows(qref::weight_codes(qref::weighted(op)).data(), M, K, Kp);  // row m: [ci][kd][kh][kw]
+  std::vector<int16_t> wp = padded_weight_rows(w, M, K, Kp);  // row m: [ci][kd][kh][kw]
   int64_t chunks = (out_plane + kPatchChunk - 1) / kPatchChunk;
   bool pointwise = ks == 1 && out_plane == in_plane;
   for (size_t i = 0; i < 3; ++i) pointwise = pointwise && s[i] == 1 && p[i] == 0;
@@ -155,7 +163,7 @@ void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   int64_t groups = t.M / t.mg, Kp = round_up(t.cg, kern.k_align), rows = t.mg * ks;
   // GEMM operands: A[(mi, kk)][ci] = W[g mg + mi][ci ks + kk] per group; B[p][ci] = x[ci][p].
   std::vector<int16_t> a(static_cast<size_t>(groups * rows * Kp), 0);
-  std::vector<int16_t> wcodes = qref::weight_codes(p);  // W[m][(ci - g cg) ks + k] (22)
+  std::vector<int16_t> wcodes = centered_codes(p.weight, 0);  // W[m][(ci - g cg) ks + k] (22)
   const int16_t* pw = wcodes.data();
   for (int64_t m = 0; m < t.M; ++m)
     for (int64_t ci = 0; ci < t.cg; ++ci)
@@ -218,7 +226,7 @@ void matmul_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   Tensor& y = c.output(0, ys);
   qref::ChannelRequant rq(c);
   std::vector<int16_t> xq = centered_codes(x, c.in_q[0].zero_point);
-  std::vector<int16_t> wp = padded_rows(qref::weight_codes(qref::weighted(op)).data(), N, K, Kp);
+  std::vector<int16_t> wp = padded_weight_rows(w, N, K, Kp);
   int64_t rows = x.numel() / std::max<int64_t>(K, 1);
   int64_t chunks = (rows + kPatchChunk - 1) / kPatchChunk;
   qref::visit_int(y.dtype(), [&](auto tag) {

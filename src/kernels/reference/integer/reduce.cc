@@ -16,13 +16,13 @@ void k_reduce(QContext& c) {
   if (!op.node.has_attr("axes") && c.in.size() > 1 && c.in[1]) axes = c.in[1]->to_i64_vector();
   ref::Reduction rd = ref::plan_reduction(op.node, x.shape(), axes);
   std::vector<int64_t> q = load_codes(x, c.in_q[0].zero_point);
+  // (noop_with_empty_axes reduces no axis: the walk maps each element to itself, count 1)
   std::vector<int64_t> sum(static_cast<size_t>(shape_numel(rd.kept_shape)), 0);
-  if (rd.noop) sum = q;
-  else ref::for_each_reduced(x.shape(), rd, [&](int64_t i, int64_t o) { sum[o] += q[i]; });
-  Tensor& y = c.output(0, rd.noop ? x.shape() : rd.out_shape);
+  ref::for_each_reduced(x.shape(), rd, [&](int64_t i, int64_t o) { sum[o] += q[i]; });
+  Tensor& y = c.output(0, rd.out_shape);
   fx::Multiplier mu{p.m, static_cast<int>(p.n)};
   fx::Range r = clamp_range(p);
-  int64_t zy = c.out_q[0].zero_point, count = rd.noop ? 1 : rd.count;
+  int64_t zy = c.out_q[0].zero_point, count = rd.count;
   std::vector<int64_t> yq(sum.size());
   for (size_t i = 0; i < sum.size(); ++i)
     yq[i] = p.mean ? fx::requantize_mean(sum[i], mu, std::max<int64_t>(count, 1), zy, r)
