@@ -38,7 +38,8 @@ class ProgramRunner {
   std::vector<Tensor> run_op_on_float(size_t index, const std::map<std::string, Tensor>& float_values) const;
 
  private:
-  QParams q_of(const std::string& tensor) const;  // float QParams for tensors without codes
+  QParams q_of(const std::string& tensor) const;
+  std::vector<Tensor> run_op_unlabeled(const QOp& op, const std::map<std::string, Tensor>& values) const;  // float QParams for tensors without codes
   Program prog_;
   int threads_ = 1;
 };

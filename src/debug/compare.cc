@@ -23,6 +23,16 @@ double snr_db(double signal, double noise) {
 double LayerError::snr_db() const { return fixpoint::snr_db(signal, noise); }
 namespace {
 
+// (6) on an op's output; an error names the op and the tensor (a program whose encoding of a
+// tensor disagrees with what the op computes is a compiler bug, and must say where).
+Tensor dequantize_output(const QOp& op, const std::string& t, const Tensor& codes, const QParams& q) {
+  try {
+    return dequantize_tensor(codes, q);
+  } catch (const Error& e) {
+    fail(op.node.label(), ": output '", t, "': ", e.what());
+  }
+}
+
 // The fixed-point tensors among n's inputs (each once).
 std::vector<std::string> coded_inputs(const Node& n, const Program& p, const std::map<std::string, Tensor>& ref) {
   std::vector<std::string> r;
@@ -100,7 +110,7 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
       auto q = p.tensors.find(t);
       if (t.empty()) continue;
       if (q == p.tensors.end() || q->second.is_float()) fixed[t] = {outs[i].clone(), Tensor()};
-      else fixed[t] = {dequantize_tensor(outs[i], q->second), outs[i].clone()};
+      else fixed[t] = {dequantize_output(op, t, outs[i], q->second), outs[i].clone()};
     }
   });
   std::map<std::string, const Node*> float_node;  // float-graph node by its first output
@@ -140,7 +150,7 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
       Tensor lb = local.at(i);
       auto q = p.tensors.find(t);
       bool coded = q != p.tensors.end() && !q->second.is_float();
-      if (coded && !dtype_is_float(lb.dtype())) lb = dequantize_tensor(lb, q->second);
+      if (coded && !dtype_is_float(lb.dtype())) lb = dequantize_output(op, t, lb, q->second);
       fx::Range range = coded ? fx::range_of(q->second.type) : fx::Range{0, 0};
       const Tensor& codes = f->second.second;
       // Own error: the same float node on the same encoded inputs (when the program op is that

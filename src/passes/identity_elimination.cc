@@ -21,9 +21,13 @@ class IdentityElimination : public Pass {
                        (n.outputs.size() == 1 || std::all_of(n.outputs.begin() + 1, n.outputs.end(),
                                                              [&](const std::string& o) { return o.empty() || !g.use_counts().count(o); }));
       if (n.op_type == "Dropout" && n.opset >= 12 && n.inputs.size() > 2 && !n.inputs[2].empty()) {
-        // training_mode given as an input: only fold when it is a known false constant.
-        auto it = g.initializers.find(n.inputs[2]);
-        removable = removable && it != g.initializers.end() && it->second.numel() == 1 && it->second.get_f64(0) == 0;
+        // training_mode given as an input: fold when it is a known false constant, or when the
+        // ratio is a known 0 (then training mode also gives output = data).
+        auto scalar_is_zero = [&](const std::string& t) {
+          const Tensor* c = t.empty() ? nullptr : match::constant(g, t);
+          return c && c->numel() == 1 && c->get_f64(0) == 0;
+        };
+        removable = removable && (scalar_is_zero(n.inputs[2]) || (n.inputs.size() > 1 && scalar_is_zero(n.inputs[1])));
       }
       if (!removable) { ++i; continue; }
       std::string label = n.label(), name = n.name;

@@ -47,6 +47,16 @@ QParams ProgramRunner::q_of(const std::string& t) const {
 }
 
 std::vector<Tensor> ProgramRunner::run_op(const QOp& op, const std::map<std::string, Tensor>& values) const {
+  try {
+    return run_op_unlabeled(op, values);
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.find(op.node.label()) == std::string::npos) fail(op.node.label(), ": ", msg);
+    throw;
+  }
+}
+
+std::vector<Tensor> ProgramRunner::run_op_unlabeled(const QOp& op, const std::map<std::string, Tensor>& values) const {
   std::vector<const Tensor*> ins;
   std::vector<Tensor> deq;  // float copies for fallback ops
   deq.reserve(op.node.inputs.size());
@@ -85,13 +95,7 @@ std::vector<Tensor> ProgramRunner::run_op(const QOp& op, const std::map<std::str
     qref::QContext ctx{op, ins, {}, {}, outs, threads_};
     for (const auto& in : op.node.inputs) ctx.in_q.push_back(q_of(in));
     for (const auto& o : op.node.outputs) ctx.out_q.push_back(q_of(o));
-    try {
-      xk::find_runtime_kernel(std::string(op.kind()))(ctx);
-    } catch (const Error& e) {
-      std::string msg = e.what();
-      if (msg.find(op.node.label()) == std::string::npos) fail(op.node.label(), ": ", msg);
-      throw;
-    }
+    xk::find_runtime_kernel(std::string(op.kind()))(ctx);
   }
   return outs;
 }

@@ -239,3 +239,34 @@ def test_compare_and_auto_mixed_on_split_concat_conv(tmp_path):
                 "--auto-mixed", factor, "-q")
         run_cli("run", tmp_path / f"am{factor}", "--input", f"x={tmp_path / 'a.npy'}", "--output-dir",
                 tmp_path / f"o{factor}", "-q")
+
+
+def dropout_mask_model(path):
+    """conv -> Dropout (inference) whose bool mask is read: Not -> Cast -> Mul with the data ->
+    conv2. The mask is not data: it has no fixed-point encoding (Swin-T's compare failed on it
+    with 'tensor of dtype bool is not an integer code tensor' and no node named)."""
+    rng = np.random.default_rng(7)
+    inits = [numpy_helper.from_array(rng.normal(0, 0.3, (4, 3, 3, 3)).astype(np.float32), "w1"),
+             numpy_helper.from_array(rng.normal(0, 0.3, (4, 4, 1, 1)).astype(np.float32), "w2")]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], name="conv1", pads=[1] * 4),
+             helper.make_node("Dropout", ["a"], ["d", "mask"], name="drop"),
+             helper.make_node("Not", ["mask"], ["keep"], name="not"),
+             helper.make_node("Cast", ["keep"], ["keepf"], name="cast", to=TensorProto.FLOAT),
+             helper.make_node("Add", ["d", "keepf"], ["s"], name="add"),
+             helper.make_node("Conv", ["s", "w2"], ["y"], name="conv2")]
+    g = helper.make_graph(nodes, "dropout_mask", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 16, 16])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
+def test_compare_on_a_dropout_whose_mask_is_read(tmp_path):
+    dropout_mask_model(tmp_path / "m.onnx")
+    planted_samples(tmp_path)
+    run_cli("compile", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "-o", tmp_path / "p", "-q")
+    run_cli("compare", tmp_path / "p", "--input", f"x={tmp_path / 'a.npy'}", "-o", tmp_path / "c", "-q")
+    r = json.loads((tmp_path / "c" / "compare.json").read_text())
+    by = {l["output"]: l for l in r["layers"]}
+    assert by["y"]["snr_db"] > 30, by["y"]
+    assert "mask" not in by or by["mask"]["bits"] == 32, by.get("mask")

@@ -27,6 +27,28 @@ TEST(IdentityElimination, RewiresConsumersAndKeepsNumbers) {
   EXPECT_TRUE(bit_equal(before, Executor(g).run({{"x", x}}).at("y")));
 }
 
+// ONNX Dropout: with ratio 0 the output is the data also in training mode (torch exports
+// Swin-T's attention dropout that way: ratio 0, training_mode true); with ratio 0.5 it is random.
+TEST(IdentityElimination, DropoutInTrainingModeGoesOnlyWithRatioZero) {
+  for (float ratio : {0.0f, 0.5f}) {
+    Graph g;
+    g.inputs.push_back(test::input_info("x", {4}));
+    g.initializers["ratio"] = Tensor::from_f32({ratio}, {});
+    Tensor training(DType::Bool, {});
+    training.data<uint8_t>()[0] = 1;
+    g.initializers["training"] = training;
+    g.nodes.push_back(make_node("Neg", {"x"}, {"a"}, "neg"));
+    Node d = make_node("Dropout", {"a", "ratio", "training"}, {"b", "mask"}, "drop");
+    d.opset = 13;
+    g.nodes.push_back(d);
+    g.nodes.push_back(make_node("Relu", {"b"}, {"y"}, "relu"));
+    g.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
+    PassLog log;
+    EXPECT_EQ(make_identity_elimination()->run(g, log), ratio == 0 ? 1 : 0) << "ratio " << ratio;
+    EXPECT_EQ(g.nodes.size(), ratio == 0 ? 2u : 3u);
+  }
+}
+
 TEST(IdentityElimination, GraphOutputNameSurvives) {
   Graph g;
   g.inputs.push_back(test::input_info("x", {2}));

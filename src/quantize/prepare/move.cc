@@ -1,5 +1,6 @@
 // Data movement (reshapes, transposes, slices, gathers, max pools, nearest Resize, Pad): codes
-// pass through unchanged, so every output keeps the input's encoding.
+// pass through unchanged, so every data output keeps the input's encoding. Side outputs that are
+// not data (Dropout's bool mask, MaxPool's int64 indices) have no encoding.
 #include "quantize/prepare/prepare.h"
 
 namespace fixpoint {
@@ -11,8 +12,9 @@ bool prepare_move(CompileContext& cx, QOp& op) {
   if (n.op_type == "Pad" && n.attr_string("mode", "constant") == "constant" && cx.q_of(n.inputs[0]).zero_point != 0)
     return false;
   op.params = params::Move{};
-  for (const auto& o : n.outputs)
-    if (!o.empty()) cx.set_q(o, cx.q_of(n.inputs[0]));
+  bool side_outputs = n.op_type == "Dropout" || n.op_type == "MaxPool";
+  for (size_t i = 0; i < n.outputs.size(); ++i)
+    if (!n.outputs[i].empty()) cx.set_q(n.outputs[i], side_outputs && i > 0 ? QParams{} : cx.q_of(n.inputs[0]));
   return true;
 }
 
