@@ -8,16 +8,6 @@
 
 namespace fixpoint::cli {
 
-ShapeBindings parse_shape_options(const std::vector<std::string>& specs) {
-  ShapeBindings b;
-  for (const auto& s : specs) {
-    size_t eq = s.rfind('=');
-    FP_CHECK(eq != std::string::npos && eq > 0, "--shape '", s, "': expected NAME=1x3x224x224");
-    b[s.substr(0, eq)] = parse_shape(s.substr(eq + 1), cat("--shape ", s));
-  }
-  return b;
-}
-
 std::map<std::string, Tensor> load_input_options(const std::vector<std::string>& specs) {
   std::map<std::string, Tensor> m;
   for (const auto& s : specs) {
@@ -51,22 +41,6 @@ std::string summarize(const Tensor& t) {
   for (int64_t i = 0; i < std::min<int64_t>(6, t.numel()); ++i) os << (i ? ", " : "") << t.get_f64(i);
   os << (t.numel() > 6 ? ", ...]" : "]");
   return os.str();
-}
-
-std::vector<std::string> split_list(const std::vector<std::string>& v) {
-  std::vector<std::string> r;
-  for (const auto& s : v) {
-    std::string cur;
-    for (char c : s + ",") {
-      if (c == ',') {
-        if (!cur.empty()) r.push_back(cur);
-        cur.clear();
-      } else if (c != ' ') {
-        cur += c;
-      }
-    }
-  }
-  return r;
 }
 
 std::vector<std::map<std::string, Tensor>> load_input_sets(const std::vector<std::string>& specs,
