@@ -7,6 +7,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 bash scripts/setup.sh
 bash scripts/build.sh build
+bash scripts/install_python.sh build
 FP=build/fixpoint
 step() { echo; echo "== $*"; }
 

@@ -11,6 +11,7 @@ start=$(date +%s)
 
 echo "== release build"
 bash scripts/build.sh build -DFIXPOINT_WERROR=ON
+bash scripts/install_python.sh build
 # -j2: the unit tests (one process per test, temporary files named by pid) run beside the
 # integration suite on the second core.
 (cd build && ctest -j2 --output-on-failure --timeout 1200)

@@ -1,0 +1,212 @@
+"""fixpoint.compile, fixpoint.load and the compiled Program."""
+import json
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from . import _core
+from ._core import Error
+from .session import NodeArg, node_args
+
+
+class Program:
+    """A compiled fixed-point program (what `fixpoint compile -o DIR` writes)."""
+
+    def __init__(self, core, keep=None):
+        self._core = core
+        self._keep = keep  # a temporary folder holding a model given as bytes
+        self._report = None
+
+    def run(self, feeds):
+        """Runs the program on {input name: numpy array} (float inputs are quantized with the
+        program's scales) and returns {output name: float32 array} (dequantized). Releases the
+        GIL; several Python threads may run one Program at once."""
+        return self._core.run(_feeds(feeds))[0]
+
+    def run_codes(self, feeds):
+        """Like run, but returns the integer codes of the fixed-point outputs (float outputs of
+        CPU fallback ops are not included)."""
+        return self._core.run(_feeds(feeds))[1]
+
+    @property
+    def threads(self):
+        return getattr(self, "_threads", 1)
+
+    @threads.setter
+    def threads(self, n):
+        """Threads of the integer kernels (any count gives the same bits); set before running."""
+        if not isinstance(n, int) or n < 1:
+            raise Error(f"threads: expected a positive integer, got {n!r}")
+        self._core.set_threads(n)
+        self._threads = n
+
+    def save(self, directory):
+        """Writes DIR/model.fxp and compile_report.{json,txt} (and mixed_precision.json after
+        auto_mixed), the folder `fixpoint run DIR` and fixpoint.load(DIR) read."""
+        self._core.save(os.fspath(directory))
+
+    @property
+    def report(self):
+        """The compile report (compile_report.json) as a dict."""
+        if self._report is None:
+            self._report = json.loads(self._core.report_json())
+        return self._report
+
+    @property
+    def report_text(self):
+        """The compile report as text (compile_report.txt)."""
+        return self._core.report_text()
+
+    @property
+    def inputs(self):
+        """The program's inputs as NodeArg (name, shape, type)."""
+        return node_args(self._core.inputs())
+
+    @property
+    def outputs(self):
+        return node_args(self._core.outputs())
+
+    @property
+    def source_model(self):
+        """The ONNX file the program was compiled from (compare runs its float reference)."""
+        return self._core.source_model()
+
+    def __repr__(self):
+        ins = ", ".join(f"{a.name}{a.shape}" for a in self.inputs)
+        return f"<fixpoint.Program {self.source_model!r} inputs [{ins}]>"
+
+
+def load(directory):
+    """Loads the program in DIR (written by Program.save or `fixpoint compile -o DIR`)."""
+    return Program(_core.load(os.fspath(directory)))
+
+
+def compile(model, calibration=None, *, bits=None, config=None, verbose=False, **options):
+    """Compiles an ONNX model to a fixed-point program.
+
+    model        path of an .onnx file, or the serialized model as bytes
+    calibration  samples for the activation ranges: a sequence of {input name: array} (fetched one
+                 at a time), any other iterable of them (streamed to a temporary folder, never all
+                 in memory), {input name: array stacked on a new first axis}, a .npy file or a
+                 folder of .npy files (single-input models), or {input name: path}
+    bits         8, 16 or 32 (float reference, no calibration)
+    config       a dict of options by fixpoint's or TIDL's names (tensor_bits,
+                 output_feature_16bit_names_list, deny_list, ...), as `fixpoint compile --config`
+    options      any `fixpoint compile` option as a keyword: shape={"x": [1, 3, 48, 320]},
+                 bits16=[...], bits8=[...], params16=[...], deny=[...], allow=[...],
+                 auto_mixed=1.25, calib_method="mse", scale_mode="pow2", qat=True, symmetric=True,
+                 bias_correction=True, narrow_intermediates=True, disable_pass=[...]; they win
+                 over config
+    verbose      print the compiler's progress lines on stderr
+    """
+    keep = None
+    if isinstance(model, (bytes, bytearray)):
+        keep = tempfile.TemporaryDirectory(prefix="fixpoint_model_")
+        path = os.path.join(keep.name, "model.onnx")
+        with open(path, "wb") as f:
+            f.write(model)
+    elif isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+    else:
+        raise Error(f"fixpoint.compile: model must be a path or ONNX bytes, got {type(model).__name__}")
+    if bits is not None:
+        options["bits"] = bits
+    if config is not None and not isinstance(config, Mapping):
+        raise Error(f"fixpoint.compile: config must be a dict, got {type(config).__name__}")
+    for k in ("calib",):
+        if k in options:
+            raise Error(f"fixpoint.compile: give samples as calibration=..., not {k}=")
+    spool = None
+    source = None
+    calib_specs = None
+    if calibration is not None:
+        source, calib_specs, spool = _calibration(path, calibration)
+    if calib_specs is not None:
+        options["calib"] = calib_specs
+    try:
+        opts = json.dumps(options)
+        cfg = json.dumps(dict(config or {}))
+    except TypeError as e:
+        raise Error(f"fixpoint.compile: an option value is not a plain value ({e})") from None
+    try:
+        core = _core.compile(path, cfg, opts, source, verbose)
+    finally:
+        if spool is not None:
+            spool.cleanup()
+    return Program(core, keep)
+
+
+def _feeds(feeds):
+    if not isinstance(feeds, Mapping):
+        raise Error(f"inputs: expected a dict {{input name: numpy array}}, got {type(feeds).__name__}")
+    return dict(feeds)
+
+
+class _Stacked(Sequence):
+    """{name: array [N, ...]} as a sequence of samples {name: array[i]}."""
+
+    def __init__(self, arrays):
+        lens = {k: len(v) for k, v in arrays.items()}
+        if len(set(lens.values())) > 1:
+            raise Error(f"calibration: stacked arrays have different sample counts {lens}")
+        self._a = arrays
+        self._n = next(iter(lens.values()), 0)
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, i):
+        if i >= self._n:
+            raise IndexError(i)
+        return {k: np.ascontiguousarray(v[i]) for k, v in self._a.items()}
+
+
+def _calibration(model_path, calibration):
+    """-> (sequence source or None, file specs or None, temporary folder to remove or None)."""
+    if isinstance(calibration, (str, os.PathLike)):
+        names = [n for n, _, _ in _core.model_inputs(model_path)]
+        if len(names) != 1:
+            raise Error(f"calibration: a path without input names needs a model with one input; this one has {names}; "
+                        "give {input name: path}")
+        return None, [f"{names[0]}={os.fspath(calibration)}"], None
+    if isinstance(calibration, Mapping):
+        values = list(calibration.values())
+        if values and all(isinstance(v, (str, os.PathLike)) for v in values):
+            return None, [f"{k}={os.fspath(v)}" for k, v in calibration.items()], None
+        if values and all(isinstance(v, np.ndarray) for v in values):
+            return _Stacked(dict(calibration)), None, None
+        raise Error("calibration: a dict must map input names to paths or to arrays stacked on a new first axis")
+    if isinstance(calibration, Sequence) and not isinstance(calibration, (bytes, bytearray)):
+        return calibration, None, None
+    try:
+        it = iter(calibration)
+    except TypeError:
+        raise Error(f"calibration: expected samples, a path or a dict, got {type(calibration).__name__}") from None
+    # A one-shot iterable (a generator): each sample goes to disk as it comes.
+    spool = tempfile.TemporaryDirectory(prefix="fixpoint_calib_")
+    names = None
+    count = 0
+    for i, sample in enumerate(it):
+        if not isinstance(sample, Mapping):
+            spool.cleanup()
+            raise Error(f"calibration sample {i}: expected a dict {{input name: numpy array}}")
+        if names is None:
+            names = list(sample)
+            for n in names:
+                os.makedirs(os.path.join(spool.name, _safe(n)))
+        for n in names:
+            if n not in sample:
+                spool.cleanup()
+                raise Error(f"calibration sample {i}: input '{n}' is missing")
+            np.save(os.path.join(spool.name, _safe(n), f"{i:09d}.npy"), np.asarray(sample[n]))
+        count += 1
+    if count == 0:
+        spool.cleanup()
+        raise Error("calibration: the iterable gave no samples")
+    return None, [f"{n}={os.path.join(spool.name, _safe(n))}" for n in names], spool
+
+
+def _safe(name):
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name) or "_"
