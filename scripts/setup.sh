@@ -9,7 +9,7 @@ PKGS=(
   graphviz chromium
   python3-numpy python3-onnx python3-pil python3-pytest fonts-dejavu-core
   python3-torch python3-torchvision python3-skimage
-  python3-dev pybind11-dev python3-pybind11 python3-tqdm
+  python3-dev pybind11-dev python3-pybind11 python3-tqdm python3-distributed python3-dask
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -13,9 +13,10 @@ from ._core import Error
 from .program import Program, compile, load
 from .session import InferenceSession, NodeArg
 from .debugging import CompareReport, compare, trace
+from .evaluation import EvalResult, Top1, evaluate
 
 __all__ = ["Error", "Program", "compile", "load", "InferenceSession", "NodeArg", "CompareReport", "compare", "trace",
-           "kernel_isa"]
+           "EvalResult", "Top1", "evaluate", "kernel_isa"]
 __version__ = "0.1.0"
 
 

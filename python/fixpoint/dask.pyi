@@ -1,0 +1,9 @@
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional, Union
+
+from . import EvalResult
+
+def evaluate(sessions: Mapping[str, Union[str, os.PathLike]], samples: Sequence[Any], metric: Any, client: Any, *,
+             batch: int = 1, chunk: int = 16, reference: Optional[str] = None, threads: int = 1, show: bool = True,
+             top: int = 5) -> EvalResult: ...
