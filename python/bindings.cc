@@ -179,16 +179,58 @@ class PyProgram {
   nlohmann::json mixed_;
 };
 
+// Calibration statistics as a value (fixpoint.CalibrationStats wraps it).
+struct PyStats {
+  std::shared_ptr<CalibrationCache> c;
+  std::shared_ptr<PyStats> merged(const PyStats& other) const {
+    auto r = std::make_shared<PyStats>(PyStats{calibration_from_bytes(calibration_bytes(*c), "statistics")});
+    merge_calibration(*r->c, *other.c);
+    return r;
+  }
+  py::bytes to_bytes() const { return py::bytes(calibration_bytes(*c)); }
+};
+
 // `config_json` (TIDL or own names) first, then `options_json` (the keywords), which win.
+CompileJob job_from(const std::string& config_json, const std::string& options_json, bool verbose, const char* origin) {
+  CompileJob job;
+  apply_compile_options(job, nlohmann::json::parse(config_json), cat(origin, " config"));
+  apply_compile_options(job, nlohmann::json::parse(options_json), origin);
+  if (verbose) job.options.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  return job;
+}
+
+// Samples: a Python sequence of feeds (calib), or the job's calib files.
+std::unique_ptr<CalibrationSource> source_of(const CompileJob& job, const py::object& calib) {
+  if (!calib.is_none()) return std::make_unique<PySequenceSource>(calib);
+  return open_job_calibration(job);
+}
+
+std::shared_ptr<PyStats> calibrate_py(const std::string& model, const std::string& config_json,
+                                      const std::string& options_json, const py::object& calib, const std::string& part,
+                                      const PyStats* ranges, bool verbose) {
+  CompileJob job = job_from(config_json, options_json, verbose, "fixpoint.calibrate");
+  std::unique_ptr<CalibrationSource> source = source_of(job, calib);
+  FP_CHECK(source, "fixpoint.calibrate: no samples");
+  FP_CHECK(part == "all" || part == "ranges" || part == "histograms", "fixpoint.calibrate: part must be 'all', 'ranges' "
+           "or 'histograms', not '", part, "'");
+  CalibrationPart p = part == "ranges" ? CalibrationPart::kRanges
+                      : part == "histograms" ? CalibrationPart::kHistograms : CalibrationPart::kAll;
+  FP_CHECK((p == CalibrationPart::kHistograms) == (ranges != nullptr),
+           "fixpoint.calibrate: part='histograms' goes with ranges= (the merged ranges of every shard), and only it");
+  std::shared_ptr<CalibrationCache> c;
+  {
+    py::gil_scoped_release nogil;
+    c = calibrate_model(model, job.options, *source, p, ranges ? ranges->c.get() : nullptr);
+  }
+  return std::make_shared<PyStats>(PyStats{c});
+}
+
 std::shared_ptr<PyProgram> compile_py(const std::string& model, const std::string& config_json,
                                       const std::string& options_json, const py::object& calib, bool verbose) {
-  CompileJob job;
-  apply_compile_options(job, nlohmann::json::parse(config_json), "fixpoint.compile config");
-  apply_compile_options(job, nlohmann::json::parse(options_json), "fixpoint.compile");
-  if (verbose) job.options.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  CompileJob job = job_from(config_json, options_json, verbose, "fixpoint.compile");
   std::unique_ptr<CalibrationSource> source;
-  if (!calib.is_none()) source = std::make_unique<PySequenceSource>(calib);
-  else source = open_job_calibration(job);
+  if (py::isinstance<PyStats>(calib)) job.stats_value = calib.cast<const PyStats&>().c;
+  else source = source_of(job, calib);
   CompileJobResult r;
   {
     py::gil_scoped_release nogil;
@@ -333,5 +375,18 @@ PYBIND11_MODULE(_core, m) {
         py::arg("verbose"));
   m.def("model_inputs", [](const std::string& path) { return value_infos(import_onnx_file(path, ImportOptions{{}, false}).inputs); });
   m.def("load", &load_py);
+  py::class_<PyStats, std::shared_ptr<PyStats>>(m, "Stats")
+      .def("merged", &PyStats::merged)
+      .def("to_bytes", &PyStats::to_bytes)
+      .def("save", [](const PyStats& s, const std::string& path) { save_calibration(*s.c, path); })
+      .def("describe", [](const PyStats& s) { return describe_calibration(*s.c); })
+      .def("samples", [](const PyStats& s) { return calibration_samples(*s.c); })
+      .def("histograms", [](const PyStats& s) { return calibration_has_histograms(*s.c); });
+  m.def("stats_from_bytes", [](const py::bytes& b) {
+    return std::make_shared<PyStats>(PyStats{calibration_from_bytes(std::string(b), "calibration statistics (bytes)")});
+  });
+  m.def("load_stats", [](const std::string& path) { return std::make_shared<PyStats>(PyStats{load_calibration(path)}); });
+  m.def("calibrate", &calibrate_py, py::arg("model"), py::arg("config_json"), py::arg("options_json"),
+        py::arg("calibration"), py::arg("part"), py::arg("ranges"), py::arg("verbose"));
   m.def("kernel_isa", [] { return ProgramRunner::kernel_isa(); });
 }

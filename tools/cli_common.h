@@ -24,6 +24,7 @@ void add_inspect_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_compile_command(CLI::App& app);
+void add_calibrate_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
 
 }  // namespace fixpoint::cli

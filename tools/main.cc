@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "fixpoint 0.1.0");
   fixpoint::cli::add_inspect_command(app);
+  fixpoint::cli::add_calibrate_command(app);
   fixpoint::cli::add_compile_command(app);
   fixpoint::cli::add_run_command(app);
   fixpoint::cli::add_compare_command(app);

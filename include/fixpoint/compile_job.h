@@ -14,6 +14,8 @@ namespace fixpoint {
 struct CompileJob {
   CompileOptions options;
   std::vector<std::string> calib;  // NAME=FILE.npy or NAME=DIR (open_calibration)
+  std::vector<std::string> stats;  // calibration statistics files (fixpoint calibrate), merged
+  std::shared_ptr<CalibrationCache> stats_value;  // or statistics in memory (fixpoint.calibrate)
   int calibration_frames = 0;      // TIDL's: use the first N samples; 0: all
   double auto_mixed = 0;           // --auto-mixed FACTOR; 0: off
 };
@@ -25,7 +27,7 @@ ShapeBindings parse_shape_options(const std::vector<std::string>& specs, const s
 
 // Sets the options named in `obj` (a JSON object), each by its own name (bits, calib,
 // calib_method, scale_mode, qat, bits16, bits8, params16, deny, allow, disable_pass, shape,
-// bias_correction, narrow_intermediates, symmetric, auto_mixed, calibration_frames) or by TIDL's
+// bias_correction, narrow_intermediates, symmetric, auto_mixed, calibration_frames, stats) or by TIDL's
 // (tensor_bits, output_feature_16bit_names_list, params_16bit_names_list,
 // quantization_scale_type, deny_list / deny_list:layer_type [op types], deny_list:layer_name,
 // mixed_precision_factor). An option named in `obj` replaces the job's value (the deny keys of
@@ -43,6 +45,10 @@ struct CompileJobResult {
 
 // Opens the job's calibration files (null when it has none).
 std::unique_ptr<CalibrationSource> open_job_calibration(const CompileJob& job);
+
+// The job's statistics: its files loaded and merged (any order gives the same), or stats_value;
+// null when it has none.
+std::shared_ptr<CalibrationCache> job_statistics(const CompileJob& job);
 
 // Compiles the model file with the job's options and `calib` (may be null; auto_mixed needs it).
 CompileJobResult run_compile_job(const std::string& model_path, const CompileJob& job, const CalibrationSource* calib);

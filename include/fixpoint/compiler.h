@@ -60,6 +60,29 @@ std::unique_ptr<CalibrationSource> open_calibration(const std::vector<std::strin
 // input [1, C, H, W]) gets its batch dim of 1 back.
 std::map<std::string, Tensor> with_batch_dim(std::map<std::string, Tensor> sample, const std::vector<ValueInfo>& inputs);
 
+// Calibration statistics as a value (`fixpoint calibrate`, fixpoint.calibrate): what a compile's
+// calibration passes measure, made on any part of the samples, merged, saved, and given to a
+// compile (CompileOptions::calibration_cache, filled) instead of samples. Sharded calibration
+// is two rounds, and gives exactly the statistics of one pass over all samples: every shard
+// measures its ranges (kRanges), the ranges merge, then every shard measures |x| histograms on
+// the merged ranges (kHistograms), and the histograms merge (bin counts add).
+enum class CalibrationPart { kAll, kRanges, kHistograms };
+
+// Measures `part` on the samples with the compile's options (the graph calibrated depends on
+// them: shapes, widths, passes). kHistograms needs `ranges`: kRanges parts of every shard, merged.
+std::shared_ptr<CalibrationCache> calibrate_model(const std::string& model_path, const CompileOptions& opts,
+                                                  const CalibrationSource& calib,
+                                                  CalibrationPart part = CalibrationPart::kAll,
+                                                  const CalibrationCache* ranges = nullptr);
+// Adds b to a: ranges widen, input-grid flags AND, histograms over the same ranges add, sample
+// and non-finite counts add. Any order gives the same result. Both must be of the same graph and
+// both hold histograms or neither.
+void merge_calibration(CalibrationCache& a, const CalibrationCache& b);
+// How many samples it measured; whether it holds histograms (false: ranges only).
+size_t calibration_samples(const CalibrationCache& c);
+bool calibration_has_histograms(const CalibrationCache& c);
+// (save_calibration / load_calibration: fixpoint/artifact.h)
+
 struct CompileResult {
   Program program;
   nlohmann::json report;  // compile_report.json

@@ -10,12 +10,13 @@ edge accelerator would, and find where the quantized output departs from float.
 Every failure raises fixpoint.Error with the same one-line message as the CLI.
 """
 from ._core import Error
+from .calibration import CalibrationStats, calibrate
 from .program import Program, compile, load
 from .session import InferenceSession, NodeArg
 from .debugging import CompareReport, compare, trace
 from .evaluation import EvalResult, Top1, evaluate
 
-__all__ = ["Error", "Program", "compile", "load", "InferenceSession", "NodeArg", "CompareReport", "compare", "trace",
+__all__ = ["Error", "CalibrationStats", "calibrate", "Program", "compile", "load", "InferenceSession", "NodeArg", "CompareReport", "compare", "trace",
            "EvalResult", "Top1", "evaluate", "kernel_isa"]
 __version__ = "0.1.0"
 

@@ -1,4 +1,5 @@
-"""fixpoint.dask: fixpoint.evaluate spread over a Dask cluster (Debian python3-distributed).
+"""fixpoint.dask: fixpoint.calibrate and fixpoint.evaluate spread over a Dask cluster (Debian
+python3-distributed).
 
 What goes to the workers: the session *paths* (a program folder or an .onnx file, which every
 worker must be able to read: a shared file system on a real cluster), the metric function
@@ -8,6 +9,8 @@ a single-process fixpoint.evaluate gives on the same samples (docs/scaling.md)."
 import os
 
 from ._core import Error
+from .calibration import CalibrationStats
+from .calibration import calibrate as _calibrate
 from .evaluation import EvalResult, score_samples
 
 _LOADED = {}  # on each worker: path -> InferenceSession, loaded once per process
@@ -50,3 +53,27 @@ def evaluate(sessions, samples, metric, client, *, batch=1, chunk=16, reference=
     if show:
         print(r.table)
     return r
+
+
+def _calibrate_shard(model, shard, part, ranges, options):
+    return _calibrate(model, shard, part=part, ranges=ranges, **options)
+
+
+def calibrate(model, shards, client, **options):
+    """Calibration statistics of model over shards (each a list of {input name: array} samples,
+    or a .npy file / folder / {name: path} the workers can read), computed on the workers in two
+    rounds: each shard's ranges, merged here; then each shard's histograms on the merged ranges,
+    merged here. The result is exactly fixpoint.calibrate over all samples in one process, so
+    fixpoint.compile(model, stats) gives the same artifact bytes (minmax needs only round 1)."""
+    if not isinstance(model, (str, os.PathLike)):
+        raise Error("fixpoint.dask.calibrate: model must be a path the workers can read")
+    model = os.path.abspath(os.fspath(model))
+    shards = list(shards)
+    if not shards:
+        raise Error("fixpoint.dask.calibrate: no shards")
+    ranges = CalibrationStats.merge_all(client.gather(
+        [client.submit(_calibrate_shard, model, s, "ranges", None, options, pure=False) for s in shards]))
+    if options.get("calib_method") == "minmax":
+        return ranges
+    return CalibrationStats.merge_all(client.gather(
+        [client.submit(_calibrate_shard, model, s, "histograms", ranges, options, pure=False) for s in shards]))

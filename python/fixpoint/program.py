@@ -2,13 +2,13 @@
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
-import numpy as np
 
 from . import _core
 from ._core import Error
-from .session import NodeArg, node_args
+from .calibration import CalibrationStats, samples_for_core
+from .session import node_args
 
 
 class Program:
@@ -90,7 +90,8 @@ def compile(model, calibration=None, *, bits=None, config=None, verbose=False, *
     calibration  samples for the activation ranges: a sequence of {input name: array} (fetched one
                  at a time), any other iterable of them (streamed to a temporary folder, never all
                  in memory), {input name: array stacked on a new first axis}, a .npy file or a
-                 folder of .npy files (single-input models), or {input name: path}
+                 folder of .npy files (single-input models), {input name: path}, or
+                 fixpoint.CalibrationStats (fixpoint.calibrate, merged shards)
     bits         8, 16 or 32 (float reference, no calibration)
     config       a dict of options by fixpoint's or TIDL's names (tensor_bits,
                  output_feature_16bit_names_list, deny_list, ...), as `fixpoint compile --config`
@@ -120,11 +121,12 @@ def compile(model, calibration=None, *, bits=None, config=None, verbose=False, *
             raise Error(f"fixpoint.compile: give samples as calibration=..., not {k}=")
     spool = None
     source = None
-    calib_specs = None
-    if calibration is not None:
-        source, calib_specs, spool = _calibration(path, calibration)
-    if calib_specs is not None:
-        options["calib"] = calib_specs
+    if isinstance(calibration, CalibrationStats):
+        source = calibration._core
+    elif calibration is not None:
+        source, calib_specs, spool = samples_for_core(path, calibration)
+        if calib_specs is not None:
+            options["calib"] = calib_specs
     try:
         opts = json.dumps(options)
         cfg = json.dumps(dict(config or {}))
@@ -144,69 +146,3 @@ def _feeds(feeds):
     return dict(feeds)
 
 
-class _Stacked(Sequence):
-    """{name: array [N, ...]} as a sequence of samples {name: array[i]}."""
-
-    def __init__(self, arrays):
-        lens = {k: len(v) for k, v in arrays.items()}
-        if len(set(lens.values())) > 1:
-            raise Error(f"calibration: stacked arrays have different sample counts {lens}")
-        self._a = arrays
-        self._n = next(iter(lens.values()), 0)
-
-    def __len__(self):
-        return self._n
-
-    def __getitem__(self, i):
-        if i >= self._n:
-            raise IndexError(i)
-        return {k: np.ascontiguousarray(v[i]) for k, v in self._a.items()}
-
-
-def _calibration(model_path, calibration):
-    """-> (sequence source or None, file specs or None, temporary folder to remove or None)."""
-    if isinstance(calibration, (str, os.PathLike)):
-        names = [n for n, _, _ in _core.model_inputs(model_path)]
-        if len(names) != 1:
-            raise Error(f"calibration: a path without input names needs a model with one input; this one has {names}; "
-                        "give {input name: path}")
-        return None, [f"{names[0]}={os.fspath(calibration)}"], None
-    if isinstance(calibration, Mapping):
-        values = list(calibration.values())
-        if values and all(isinstance(v, (str, os.PathLike)) for v in values):
-            return None, [f"{k}={os.fspath(v)}" for k, v in calibration.items()], None
-        if values and all(isinstance(v, np.ndarray) for v in values):
-            return _Stacked(dict(calibration)), None, None
-        raise Error("calibration: a dict must map input names to paths or to arrays stacked on a new first axis")
-    if isinstance(calibration, Sequence) and not isinstance(calibration, (bytes, bytearray)):
-        return calibration, None, None
-    try:
-        it = iter(calibration)
-    except TypeError:
-        raise Error(f"calibration: expected samples, a path or a dict, got {type(calibration).__name__}") from None
-    # A one-shot iterable (a generator): each sample goes to disk as it comes.
-    spool = tempfile.TemporaryDirectory(prefix="fixpoint_calib_")
-    names = None
-    count = 0
-    for i, sample in enumerate(it):
-        if not isinstance(sample, Mapping):
-            spool.cleanup()
-            raise Error(f"calibration sample {i}: expected a dict {{input name: numpy array}}")
-        if names is None:
-            names = list(sample)
-            for n in names:
-                os.makedirs(os.path.join(spool.name, _safe(n)))
-        for n in names:
-            if n not in sample:
-                spool.cleanup()
-                raise Error(f"calibration sample {i}: input '{n}' is missing")
-            np.save(os.path.join(spool.name, _safe(n), f"{i:09d}.npy"), np.asarray(sample[n]))
-        count += 1
-    if count == 0:
-        spool.cleanup()
-        raise Error("calibration: the iterable gave no samples")
-    return None, [f"{n}={os.path.join(spool.name, _safe(n))}" for n in names], spool
-
-
-def _safe(name):
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name) or "_"

@@ -1,16 +1,10 @@
-// The artifact file: one file holding the whole program.
-//
-//   offset 0   8 bytes  magic "FIXPOINT"
-//          8   4 bytes  format version (little endian)
-//         12   8 bytes  payload length N
-//         20   N bytes  payload: CBOR (nlohmann::json) with tensors as binary values
-//       20+N   4 bytes  CRC-32 (IEEE) of the payload
-#include <fstream>
-#include <sstream>
+// The artifact file: one file holding the whole program, in the container of container.h with
+// magic "FIXPOINT" and a CBOR (nlohmann::json) payload with tensors as binary values.
 
 #include <nlohmann/json.hpp>
 
 #include "fixpoint/artifact.h"
+#include "container.h"
 #include "op_schema.h"
 
 namespace fixpoint {
@@ -20,20 +14,6 @@ using json = nlohmann::json;
 using schema::tensor_from_json;
 using schema::tensor_json;
 constexpr char kMagic[8] = {'F', 'I', 'X', 'P', 'O', 'I', 'N', 'T'};
-
-uint32_t crc32(const std::string& data) {
-  static uint32_t table[256] = {0};
-  if (!table[1]) {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      table[i] = c;
-    }
-  }
-  uint32_t c = 0xFFFFFFFFu;
-  for (unsigned char b : data) c = table[(c ^ b) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
-}
 
 json value_info_json(const ValueInfo& v) {
   json dims = json::array();
@@ -153,49 +133,16 @@ Program program_from_json(const json& j) {
   return p;
 }
 
-void put_le(std::string& s, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
-}
-uint64_t get_le(const std::string& s, size_t at, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(s[at + i])) << (8 * i);
-  return v;
-}
-
 }  // namespace
 
 void save_program(const Program& p, const std::string& path) {
   std::vector<uint8_t> cbor = json::to_cbor(program_json(p));
-  std::string payload(cbor.begin(), cbor.end());
-  std::string out(kMagic, 8);
-  put_le(out, Program::kFormatVersion, 4);
-  put_le(out, payload.size(), 8);
-  out += payload;
-  put_le(out, crc32(payload), 4);
-  std::ofstream f(path, std::ios::binary);
-  FP_CHECK(f.good(), "'", path, "': cannot open for writing");
-  f.write(out.data(), static_cast<std::streamsize>(out.size()));
-  FP_CHECK(f.good(), "'", path, "': write failed");
+  container::write(path, kMagic, Program::kFormatVersion, std::string(cbor.begin(), cbor.end()));
 }
 
 Program load_program(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  FP_CHECK(f.good(), "artifact '", path, "': cannot open file");
-  std::ostringstream os;
-  os << f.rdbuf();
-  std::string b = os.str();
-  FP_CHECK(b.size() >= 24 && b.compare(0, 8, std::string(kMagic, 8)) == 0, "artifact '", path,
-           "': not a fixpoint program (bad magic)");
-  uint64_t version = get_le(b, 8, 4);
-  FP_CHECK(version >= Program::kFormatVersion, "artifact '", path, "': made by an older fixpoint (format version ",
-           version, "; this fixpoint reads version ", Program::kFormatVersion, "): recompile the model");
-  FP_CHECK(version == Program::kFormatVersion, "artifact '", path, "': format version ", version,
-           " is newer than this fixpoint reads (", Program::kFormatVersion, "): update fixpoint or recompile");
-  uint64_t n = get_le(b, 12, 8);
-  FP_CHECK(n <= b.size() && b.size() == 20 + n + 4, "artifact '", path, "': truncated or has trailing bytes (",
-           b.size(), " bytes, header says ", 20 + n + 4, ")");
-  std::string payload = b.substr(20, n);
-  FP_CHECK(crc32(payload) == get_le(b, 20 + n, 4), "artifact '", path, "': checksum mismatch (file is corrupted)");
+  std::string payload = container::read(path, kMagic, Program::kFormatVersion, "artifact", "a fixpoint program",
+                                        "recompile the model");
   try {
     return program_from_json(json::from_cbor(payload));
   } catch (const json::exception& e) {

@@ -126,6 +126,8 @@ void apply_compile_options(CompileJob& job, const nlohmann::json& obj, const std
         o.disabled_passes = json_list(v, k, origin);
       } else if (k == "calib") {
         job.calib = json_list(v, k, origin);
+      } else if (k == "stats") {
+        job.stats = json_list(v, k, origin);
       } else if (k == "shape") {
         o.shapes = cli ? parse_shape_options(json_list(v, k, origin)) : json_shapes(v, origin);
       } else if (k == "bias_correction") {
@@ -158,8 +160,23 @@ std::unique_ptr<CalibrationSource> open_job_calibration(const CompileJob& job) {
   return calib;
 }
 
+std::shared_ptr<CalibrationCache> job_statistics(const CompileJob& job) {
+  if (job.stats.empty()) return job.stats_value;
+  FP_CHECK(!job.stats_value, "give calibration statistics once (files or a value)");
+  std::shared_ptr<CalibrationCache> merged = load_calibration(job.stats[0]);
+  for (size_t i = 1; i < job.stats.size(); ++i) {
+    try {
+      merge_calibration(*merged, *load_calibration(job.stats[i]));
+    } catch (const Error& e) {
+      fail("--stats '", job.stats[i], "': ", e.what());
+    }
+  }
+  return merged;
+}
+
 CompileJobResult run_compile_job(const std::string& model_path, const CompileJob& job, const CalibrationSource* calib) {
   CompileOptions o = job.options;
+  if (auto stats = job_statistics(job)) o.calibration_cache = stats;
   FP_CHECK(o.bits8.empty() || o.bits == 16,
            "bits8 (--bits8) keeps layers at 8 bits in a 16-bit program: use it with bits 16 (--bits 16)");
   nlohmann::json auto_mixed;

@@ -3,6 +3,7 @@
 #include "quantize/calibration_stats.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "fixpoint/runtime.h"
 #include "quantize/compile_context.h"
@@ -35,10 +36,14 @@ std::map<std::string, Tensor> calibration_sample(const CompileContext& cx, const
 
 // Pass 1: min/max of every tensor. Pass 2 (methods other than minmax): histograms of |x| over
 // [0, max|x|]. Both stream over the samples; memory is per tensor, not per sample.
-void calibrate(CompileContext& cx, const CalibrationSource& calib) {
+void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPart part) {
   Executor ex(cx.g);
-  bool hist = cx.opts.calib_method != "minmax";
-  for (int pass = 0; pass < (hist ? 2 : 1); ++pass) {
+  bool hist = part == CalibrationPart::kHistograms || (part == CalibrationPart::kAll && cx.opts.calib_method != "minmax");
+  int first = part == CalibrationPart::kHistograms ? 1 : 0;
+  int last = hist ? 1 : 0;
+  for (int pass = first; pass <= last; ++pass) {
+      // Non-finite values are counted in the first pass that runs (each sample once).
+    bool count = pass == first;
     auto observe = [&cx, pass](const std::string& t, const Tensor& v) {
       if (pass == 0) {
         cx.stats[t].add(v, cx.is_graph_input(t));
@@ -53,21 +58,69 @@ void calibrate(CompileContext& cx, const CalibrationSource& calib) {
       for (size_t i = 0; i < outs.size(); ++i) {
         if (n.outputs[i].empty()) continue;
         observe(n.outputs[i], outs[i]);
-        if (pass == 0) cx.calib_nonfinite.tensors += count_nonfinite(outs[i]);
+        if (count) cx.calib_nonfinite.tensors += count_nonfinite(outs[i]);
       }
     };
     for (size_t i = 0; i < calib.size(); ++i) {
       auto sample = calibration_sample(cx, calib, i);
       for (const auto& [name, t] : sample) {
         observe(name, t);
-        if (pass == 0) cx.calib_nonfinite.inputs += count_nonfinite(t);
+        if (count) cx.calib_nonfinite.inputs += count_nonfinite(t);
       }
       ex.run(sample, ro);
       if (cx.opts.progress && (i + 1 == calib.size() || (i + 1) % 10 == 0))
-        cx.opts.progress(cat("calibration", hist ? cat(" pass ", pass + 1, "/2") : "", ": ", i + 1, "/", calib.size(),
-                           " samples"));
+        cx.opts.progress(cat("calibration", first != last ? cat(" pass ", pass + 1, "/2") : "", ": ", i + 1, "/",
+                           calib.size(), " samples"));
     }
   }
+}
+
+void merge_calibration(CalibrationCache& a, const CalibrationCache& b) {
+  FP_CHECK(a.fingerprint == b.fingerprint,
+           "calibration statistics of different graphs cannot be merged (made from other models or other options)");
+  FP_CHECK(a.histograms == b.histograms,
+           "calibration statistics with and without histograms cannot be merged: merge the ranges of every part first, "
+           "then measure every part's histograms on the merged ranges");
+  for (const auto& [t, s] : b.stats) {
+    auto [it, fresh] = a.stats.emplace(t, s);
+    if (fresh) continue;
+    Stats& m = it->second;
+    m.lo = std::min(m.lo, s.lo);
+    m.hi = std::max(m.hi, s.hi);
+    if (s.grid_tracked) {
+      if (!m.grid_tracked) m.on_grid = s.on_grid;
+      else
+        for (size_t g = 0; g < m.on_grid.size(); ++g) m.on_grid[g] = m.on_grid[g] && s.on_grid[g];
+      m.grid_tracked = true;
+    }
+  }
+  for (const auto& [t, h] : b.hist) {
+    auto [it, fresh] = a.hist.emplace(t, h);
+    if (!fresh) it->second.merge(h, t);
+  }
+  a.samples += b.samples;
+  a.input_nonfinite += b.input_nonfinite;
+  a.tensor_nonfinite += b.tensor_nonfinite;
+}
+
+size_t calibration_samples(const CalibrationCache& c) { return c.samples; }
+bool calibration_has_histograms(const CalibrationCache& c) { return c.histograms; }
+
+std::string graph_fingerprint(const Graph& g) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
+  auto add = [&h](const std::string& s) {
+    for (unsigned char c : s + '\x1f') h = (h ^ c) * 1099511628211ull;
+  };
+  for (const auto& in : g.inputs) add(in.name + ":" + in.shape_text());
+  for (const auto& n : g.nodes) {
+    add(n.name);
+    add(n.op_type);
+    for (const auto& i : n.inputs) add(i);
+    for (const auto& o : n.outputs) add(o);
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
 }
 
 }  // namespace fixpoint

@@ -31,18 +31,33 @@ struct Stats {
 // Calibration statistics of one compile, reused by later compiles of the same model (shapes,
 // passes and samples) that differ only in widths: what `fixpoint analyze` needs for its
 // two compiles per layer.
+//
+// Also calibration statistics as a value (fixpoint calibrate, fixpoint.calibrate): made on any
+// part of the samples, merged (merge_calibration), saved (calibration_file.cc) and given to a
+// compile instead of samples. `fingerprint` names the calibrated graph (after the compile-time
+// passes, which depend on options): statistics apply only to a compile of the same graph.
 struct CalibrationCache {
   bool filled = false;
-  std::string method;
+  bool given = false;        // a value the user made (calibrate, a file): a mismatch is an error
+  std::string method;        // the method of the compile that filled it (cache reuse)
+  std::string fingerprint;   // graph_fingerprint of the calibrated graph
+  bool histograms = false;   // pass 2 ran: hist holds |x| histograms over [0, stats' absmax]
+  size_t samples = 0;        // how many samples were measured (sum over merged parts)
+  NonFinite input_nonfinite, tensor_nonfinite;
   std::map<std::string, Stats> stats;
   std::map<std::string, AbsHistogram> hist;
 };
+
+// A name of the graph calibration runs on (its nodes' names, ops, inputs and outputs, and its
+// inputs' shapes): statistics apply only to a graph with the same fingerprint.
+std::string graph_fingerprint(const Graph& g);
 
 // Sample i with the batch dim restored for inputs given without it.
 std::map<std::string, Tensor> calibration_sample(const CompileContext& cx, const CalibrationSource& calib, size_t i);
 
 // Pass 1: min/max of every tensor into cx.stats. Pass 2 (methods other than minmax): histograms
 // of |x| over [0, max|x|] into cx.hist. Both stream over the samples; memory is per tensor.
-void calibrate(CompileContext& cx, const CalibrationSource& calib);
+// `part`: kHistograms needs cx.stats filled with the merged ranges first.
+void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPart part = CalibrationPart::kAll);
 
 }  // namespace fixpoint

@@ -93,9 +93,12 @@ void plan(CompileContext& cx) {
   for (const auto& [name, t] : cx.g.initializers) cx.prog.float_constants[name] = t;
 }
 
-// Reads a model with `import` (given ImportOptions), then runs every step of the compile.
-CompileResult compile(const std::function<Graph(const ImportOptions&)>& import, const std::string& origin,
-                      const CompileOptions& opts, const CalibrationSource* calib) {
+using Importer = std::function<Graph(const ImportOptions&)>;
+
+// Reads a model with `import` (given ImportOptions) and runs the steps before calibration: the
+// graph calibration measures (after the compile-time passes) and the partition.
+void build_context(CompileContext& cx, const Importer& import, const std::string& origin, const CalibrationSource* calib) {
+  const CompileOptions& opts = cx.opts;
   FP_CHECK(opts.bits == 8 || opts.bits == 16 || opts.bits == 32, "--bits must be 8, 16 or 32, got ", opts.bits);
   FP_CHECK(opts.scale_mode == "float" || opts.scale_mode == "pow2", "--scale-mode must be float or pow2, got '",
            opts.scale_mode, "'");
@@ -105,7 +108,6 @@ CompileResult compile(const std::function<Graph(const ImportOptions&)>& import, 
            "(default) or mse");
   FP_CHECK(opts.calib_method == "minmax" || opts.calib_method == "percentile" || opts.calib_method == "mse",
            "--calib-method '", opts.calib_method, "' is unknown (percentile, minmax, mse)");
-  CompileContext cx(opts);
   if (calib && calib->size()) {
     // A stacked file may also be a plain batch [N, C, H, W] for a model input [1, C, H, W]:
     // then each sample gets its batch dim of 1 back.
@@ -149,27 +151,82 @@ CompileResult compile(const std::function<Graph(const ImportOptions&)>& import, 
   cx.prog.inputs = cx.g.inputs;
   cx.prog.outputs = cx.g.outputs;
   for (auto& o : cx.prog.outputs) o.dtype = DType::Float32;
+}
 
+// What calibration measured in cx, as a value.
+CalibrationCache calibration_value(const CompileContext& cx, size_t samples, bool histograms) {
+  CalibrationCache c;
+  c.filled = true;
+  c.method = cx.opts.calib_method;
+  c.fingerprint = graph_fingerprint(cx.g);
+  c.histograms = histograms;
+  c.samples = samples;
+  c.input_nonfinite = cx.calib_nonfinite.inputs;
+  c.tensor_nonfinite = cx.calib_nonfinite.tensors;
+  c.stats = cx.stats;
+  c.hist = cx.hist;
+  return c;
+}
+
+// Reads a model with `import`, then runs every step of the compile.
+CompileResult compile(const Importer& import, const std::string& origin, const CompileOptions& opts,
+                      const CalibrationSource* calib) {
+  CompileContext cx(opts);
+  build_context(cx, import, origin, calib);
   if (opts.bits != 32) {
     if (opts.qat) collect_qat_ranges(cx);
     auto& cache = opts.calibration_cache;
-    if (calib && cache && cache->filled && cache->method == opts.calib_method) {
-      cx.stats = cache->stats;  // same model, passes and samples: the statistics are the same
+    std::string fingerprint = graph_fingerprint(cx.g);
+    bool need_hist = opts.calib_method != "minmax";
+    if (cache && cache->filled &&
+        (!calib || cache->given || (cache->fingerprint == fingerprint && (cache->histograms || !need_hist)))) {
+      // Statistics given (fixpoint compile --stats) or kept from an earlier compile of the same
+      // graph and samples (analyze): the same numbers calibration would measure.
+      FP_CHECK(cache->fingerprint == fingerprint, "calibration statistics: made on another graph than this compile's "
+               "(another model, --shape, --bits or --disable-pass): measure them with the compile's options");
+      FP_CHECK(cache->histograms || !need_hist, "calibration statistics: --calib-method ", opts.calib_method,
+               " needs histograms, and these hold ranges only (the first round of a sharded calibration)");
+      cx.stats = cache->stats;
       cx.hist = cache->hist;
+      cx.calib_nonfinite.inputs = cache->input_nonfinite;
+      cx.calib_nonfinite.tensors = cache->tensor_nonfinite;
     } else if (calib) {
       calibrate(cx, *calib);
-      if (cache) *cache = {true, opts.calib_method, cx.stats, cx.hist};
+      if (cache) *cache = calibration_value(cx, calib->size(), need_hist);
     } else if (cx.qdq.activations.empty()) {
       FP_CHECK(opts.qat, "--calib is required for --bits ", opts.bits, " (or use --qat for a QAT model)");
     }
   }
   plan(cx);
+  FP_CHECK(!opts.bias_correction || calib || opts.bits == 32,
+           "--bias-correction needs --calib samples (it measures each layer's error on them)");
   if (opts.bias_correction && calib && opts.bits != 32) correct_biases(cx, *calib);
   drop_unread_constants(cx);
   return finish(cx);
 }
 
 }  // namespace
+
+std::shared_ptr<CalibrationCache> calibrate_model(const std::string& model_path, const CompileOptions& opts,
+                                                  const CalibrationSource& calib, CalibrationPart part,
+                                                  const CalibrationCache* ranges) {
+  FP_CHECK(opts.bits != 32, "calibration: --bits 32 (the float reference) needs no calibration");
+  FP_CHECK(calib.size() > 0, "calibration: no samples");
+  CompileContext cx(opts);
+  build_context(cx, [&](const ImportOptions& io) { return import_onnx_file(model_path, io); }, model_path, &calib);
+  std::string fingerprint = graph_fingerprint(cx.g);
+  if (part == CalibrationPart::kHistograms) {
+    FP_CHECK(ranges && !ranges->histograms, "calibration: measuring histograms needs the merged ranges of every part");
+    FP_CHECK(ranges->fingerprint == fingerprint, "calibration: the ranges were measured on another graph than this "
+             "one (another model, --shape, --bits or --disable-pass)");
+    cx.stats = ranges->stats;
+  }
+  calibrate(cx, calib, part);
+  auto c = std::make_shared<CalibrationCache>(calibration_value(
+      cx, calib.size(), part == CalibrationPart::kHistograms || (part == CalibrationPart::kAll && opts.calib_method != "minmax")));
+  c->given = true;
+  return c;
+}
 
 CompileResult compile_model(const std::string& model_path, const CompileOptions& opts, const CalibrationSource* calib) {
   return compile([&](const ImportOptions& io) { return import_onnx_file(model_path, io); }, model_path, opts, calib);

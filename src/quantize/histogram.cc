@@ -17,6 +17,20 @@ void AbsHistogram::add(const Tensor& t) {
   }
 }
 
+AbsHistogram AbsHistogram::from_counts(double max_abs, std::vector<double> counts) {
+  FP_CHECK(counts.size() == static_cast<size_t>(kBins) && max_abs > 0 && std::isfinite(max_abs),
+           "calibration histogram: expected ", kBins, " bins over a positive range");
+  AbsHistogram h(max_abs);
+  h.counts_ = std::move(counts);
+  return h;
+}
+
+void AbsHistogram::merge(const AbsHistogram& other, const std::string& tensor) {
+  FP_CHECK(other.max_ == max_, "tensor '", tensor, "': histograms over different ranges (", max_, " and ", other.max_,
+           ") cannot be merged exactly: measure every part's histograms on the merged ranges");
+  for (int b = 0; b < kBins; ++b) counts_[b] += other.counts_[b];
+}
+
 double AbsHistogram::total() const { return std::accumulate(counts_.begin(), counts_.end(), 0.0); }
 
 double AbsHistogram::threshold(const std::string& method, int64_t levels) const {

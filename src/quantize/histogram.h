@@ -18,6 +18,13 @@ class AbsHistogram {
   //   mse:        minimizes the expected squared error (clipping + rounding noise T^2/(12 levels^2))
   double threshold(const std::string& method, int64_t levels) const;
 
+  // Mergeable statistics: histograms over the same range add bin by bin (integer counts held
+  // exactly in doubles below 2^53: any order gives the same sums).
+  double max_abs() const { return max_; }
+  const std::vector<double>& counts() const { return counts_; }
+  static AbsHistogram from_counts(double max_abs, std::vector<double> counts);
+  void merge(const AbsHistogram& other, const std::string& tensor);
+
  private:
   double max_;
   std::vector<double> counts_;
