@@ -157,14 +157,7 @@ class PyProgram {
     }
     return to_dict(std::move(all));
   }
-  void save(const std::string& dir) const {
-    CompileJobResult r;
-    r.compiled.program = runner_.program();
-    r.compiled.report = report_;
-    r.compiled.report_text = report_text_;
-    r.mixed_precision = mixed_;
-    write_compile_dir(r, dir);
-  }
+  void save(const std::string& dir) const { write_compile_dir(runner_.program(), report_, report_text_, mixed_, dir); }
   std::string report_json() const { return report_.is_null() ? "null" : report_.dump(); }
   const std::string& report_text() const { return report_text_; }
   py::list inputs() const { return value_infos(runner_.program().inputs); }
@@ -183,9 +176,7 @@ class PyProgram {
 struct PyStats {
   std::shared_ptr<CalibrationCache> c;
   std::shared_ptr<PyStats> merged(const PyStats& other) const {
-    auto r = std::make_shared<PyStats>(PyStats{calibration_from_bytes(calibration_bytes(*c), "statistics")});
-    merge_calibration(*r->c, *other.c);
-    return r;
+    return std::make_shared<PyStats>(PyStats{merged_calibration(*c, *other.c)});
   }
   py::bytes to_bytes() const { return py::bytes(calibration_bytes(*c)); }
 };

@@ -28,9 +28,7 @@ void run_calibrate(const CalibrateArgs& a, const CLI::App& app) {
   std::unique_ptr<CalibrationSource> calib = open_job_calibration(job);
   std::shared_ptr<CalibrationCache> stats;
   if (!a.ranges.empty()) {
-    CompileJob r;
-    r.stats = a.ranges;
-    std::shared_ptr<CalibrationCache> merged = job_statistics(r);
+    std::shared_ptr<CalibrationCache> merged = load_merged_calibration(a.ranges, "--ranges");
     stats = calibrate_model(a.c.model, job.options, *calib, CalibrationPart::kHistograms, merged.get());
   } else {
     stats = calibrate_model(a.c.model, job.options, *calib, a.ranges_only ? CalibrationPart::kRanges : CalibrationPart::kAll);

@@ -46,8 +46,10 @@ struct CompileJobResult {
 // Opens the job's calibration files (null when it has none).
 std::unique_ptr<CalibrationSource> open_job_calibration(const CompileJob& job);
 
-// The job's statistics: its files loaded and merged (any order gives the same), or stats_value;
-// null when it has none.
+// Statistics files loaded and merged (any order gives the same); errors name `option` and the file.
+std::shared_ptr<CalibrationCache> load_merged_calibration(const std::vector<std::string>& paths, const std::string& option);
+
+// The job's statistics: its files (load_merged_calibration), or stats_value; null when it has none.
 std::shared_ptr<CalibrationCache> job_statistics(const CompileJob& job);
 
 // Compiles the model file with the job's options and `calib` (may be null; auto_mixed needs it).
@@ -56,5 +58,8 @@ CompileJobResult run_compile_job(const std::string& model_path, const CompileJob
 // Writes DIR/model.fxp, compile_report.{json,txt} and, after auto mixed precision,
 // mixed_precision.json (a --config file that reproduces the choice).
 void write_compile_dir(const CompileJobResult& r, const std::string& dir);
+// The same from the parts (a loaded program need not be copied into a CompileJobResult).
+void write_compile_dir(const Program& program, const nlohmann::json& report, const std::string& report_text,
+                       const nlohmann::json& mixed_precision, const std::string& dir);
 
 }  // namespace fixpoint

@@ -78,6 +78,8 @@ std::shared_ptr<CalibrationCache> calibrate_model(const std::string& model_path,
 // and non-finite counts add. Any order gives the same result. Both must be of the same graph and
 // both hold histograms or neither.
 void merge_calibration(CalibrationCache& a, const CalibrationCache& b);
+// The same into a new value (a and b unchanged).
+std::shared_ptr<CalibrationCache> merged_calibration(const CalibrationCache& a, const CalibrationCache& b);
 // How many samples it measured; whether it holds histograms (false: ranges only).
 size_t calibration_samples(const CalibrationCache& c);
 bool calibration_has_histograms(const CalibrationCache& c);

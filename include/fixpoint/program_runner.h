@@ -38,8 +38,9 @@ class ProgramRunner {
   std::vector<Tensor> run_op_on_float(size_t index, const std::map<std::string, Tensor>& float_values) const;
 
  private:
-  QParams q_of(const std::string& tensor) const;
-  std::vector<Tensor> run_op_unlabeled(const QOp& op, const std::map<std::string, Tensor>& values) const;  // float QParams for tensors without codes
+  QParams q_of(const std::string& tensor) const;  // float QParams for tensors without codes
+  // run_op without the node's label on errors (run_op adds it once, wherever they come from).
+  std::vector<Tensor> run_op_unlabeled(const QOp& op, const std::map<std::string, Tensor>& values) const;
   Program prog_;
   int threads_ = 1;
 };

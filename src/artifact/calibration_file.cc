@@ -2,8 +2,6 @@
 // and a CBOR payload: the graph fingerprint, counts, per-tensor ranges and input-grid flags,
 // and |x| histograms as binary arrays of little-endian float64 bin counts.
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -52,19 +50,12 @@ std::string calibration_bytes(const CalibrationCache& c) {
 }
 
 void save_calibration(const CalibrationCache& c, const std::string& path) {
-  std::string bytes = calibration_bytes(c);
-  std::ofstream f(path, std::ios::binary);
-  FP_CHECK(f.good(), "'", path, "': cannot open for writing");
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  FP_CHECK(f.good(), "'", path, "': write failed");
+  container::write_file(path, calibration_bytes(c));
 }
 
 std::shared_ptr<CalibrationCache> load_calibration(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  FP_CHECK(f.good(), "calibration statistics '", path, "': cannot open file");
-  std::ostringstream os;
-  os << f.rdbuf();
-  return calibration_from_bytes(os.str(), cat("calibration statistics '", path, "'"));
+  return calibration_from_bytes(container::read_file(path, "calibration statistics"),
+                                cat("calibration statistics '", path, "'"));
 }
 
 std::shared_ptr<CalibrationCache> calibration_from_bytes(const std::string& bytes, const std::string& origin) {

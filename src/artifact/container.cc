@@ -59,21 +59,28 @@ std::string decode(const std::string& b, const char (&magic)[8], uint32_t versio
   return payload;
 }
 
-void write(const std::string& path, const char (&magic)[8], uint32_t version, const std::string& payload) {
-  std::string out = encode(magic, version, payload);
+void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream f(path, std::ios::binary);
   FP_CHECK(f.good(), "'", path, "': cannot open for writing");
-  f.write(out.data(), static_cast<std::streamsize>(out.size()));
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   FP_CHECK(f.good(), "'", path, "': write failed");
 }
 
-std::string read(const std::string& path, const char (&magic)[8], uint32_t version, const std::string& what,
-                 const std::string& kind, const std::string& remedy) {
+std::string read_file(const std::string& path, const std::string& what) {
   std::ifstream f(path, std::ios::binary);
   FP_CHECK(f.good(), what, " '", path, "': cannot open file");
   std::ostringstream os;
   os << f.rdbuf();
-  return decode(os.str(), magic, version, cat(what, " '", path, "'"), kind, remedy);
+  return os.str();
+}
+
+void write(const std::string& path, const char (&magic)[8], uint32_t version, const std::string& payload) {
+  write_file(path, encode(magic, version, payload));
+}
+
+std::string read(const std::string& path, const char (&magic)[8], uint32_t version, const std::string& what,
+                 const std::string& kind, const std::string& remedy) {
+  return decode(read_file(path, what), magic, version, cat(what, " '", path, "'"), kind, remedy);
 }
 
 }  // namespace fixpoint::container

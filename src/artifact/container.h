@@ -18,6 +18,10 @@ std::string decode(const std::string& bytes, const char (&magic)[8], uint32_t ve
 
 void write(const std::string& path, const char (&magic)[8], uint32_t version, const std::string& payload);
 
+// Whole files as bytes; errors name the path ("<what> '<path>': cannot open file").
+void write_file(const std::string& path, const std::string& bytes);
+std::string read_file(const std::string& path, const std::string& what);
+
 // The payload, after checking magic, version, length and checksum; errors are one line
 // "<what> '<path>': ..." ("artifact", "calibration statistics"); `kind` names what the magic
 // means ("a fixpoint program") and `remedy` what to do about an older version ("recompile the model").

@@ -160,18 +160,23 @@ std::unique_ptr<CalibrationSource> open_job_calibration(const CompileJob& job) {
   return calib;
 }
 
-std::shared_ptr<CalibrationCache> job_statistics(const CompileJob& job) {
-  if (job.stats.empty()) return job.stats_value;
-  FP_CHECK(!job.stats_value, "give calibration statistics once (files or a value)");
-  std::shared_ptr<CalibrationCache> merged = load_calibration(job.stats[0]);
-  for (size_t i = 1; i < job.stats.size(); ++i) {
+std::shared_ptr<CalibrationCache> load_merged_calibration(const std::vector<std::string>& paths, const std::string& option) {
+  FP_CHECK(!paths.empty(), option, ": no statistics files");
+  std::shared_ptr<CalibrationCache> merged = load_calibration(paths[0]);
+  for (size_t i = 1; i < paths.size(); ++i) {
     try {
-      merge_calibration(*merged, *load_calibration(job.stats[i]));
+      merge_calibration(*merged, *load_calibration(paths[i]));
     } catch (const Error& e) {
-      fail("--stats '", job.stats[i], "': ", e.what());
+      fail(option, " '", paths[i], "': ", e.what());
     }
   }
   return merged;
+}
+
+std::shared_ptr<CalibrationCache> job_statistics(const CompileJob& job) {
+  if (job.stats.empty()) return job.stats_value;
+  FP_CHECK(!job.stats_value, "give calibration statistics once (files or a value)");
+  return load_merged_calibration(job.stats, "--stats");
 }
 
 CompileJobResult run_compile_job(const std::string& model_path, const CompileJob& job, const CalibrationSource* calib) {
@@ -201,20 +206,25 @@ CompileJobResult run_compile_job(const std::string& model_path, const CompileJob
 }
 
 void write_compile_dir(const CompileJobResult& r, const std::string& dir) {
+  write_compile_dir(r.compiled.program, r.compiled.report, r.compiled.report_text, r.mixed_precision, dir);
+}
+
+void write_compile_dir(const Program& program, const nlohmann::json& report, const std::string& report_text,
+                       const nlohmann::json& mixed_precision, const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   FP_CHECK(!ec, "output folder '", dir, "': ", ec.message());
-  save_program(r.compiled.program, (fs::path(dir) / "model.fxp").string());
+  save_program(program, (fs::path(dir) / "model.fxp").string());
   auto write = [&](const char* name, const std::string& text) {
     std::ofstream f(fs::path(dir) / name);
     f << text;
     FP_CHECK(f.good(), "output folder '", dir, "': cannot write ", name);
   };
-  write("compile_report.json", r.compiled.report.dump(2) + "\n");
-  write("compile_report.txt", r.compiled.report_text);
+  write("compile_report.json", report.dump(2) + "\n");
+  write("compile_report.txt", report_text);
   // A reusable overrides file: `--config DIR/mixed_precision.json` reproduces the choice.
-  if (!r.mixed_precision.is_null()) write("mixed_precision.json", r.mixed_precision.dump(1) + "\n");
+  if (!mixed_precision.is_null()) write("mixed_precision.json", mixed_precision.dump(1) + "\n");
 }
 
 }  // namespace fixpoint

@@ -42,7 +42,7 @@ void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPa
   int first = part == CalibrationPart::kHistograms ? 1 : 0;
   int last = hist ? 1 : 0;
   for (int pass = first; pass <= last; ++pass) {
-      // Non-finite values are counted in the first pass that runs (each sample once).
+    // Non-finite values are counted in the first pass that runs (each sample once).
     bool count = pass == first;
     auto observe = [&cx, pass](const std::string& t, const Tensor& v) {
       if (pass == 0) {
@@ -101,6 +101,12 @@ void merge_calibration(CalibrationCache& a, const CalibrationCache& b) {
   a.samples += b.samples;
   a.input_nonfinite += b.input_nonfinite;
   a.tensor_nonfinite += b.tensor_nonfinite;
+}
+
+std::shared_ptr<CalibrationCache> merged_calibration(const CalibrationCache& a, const CalibrationCache& b) {
+  auto r = std::make_shared<CalibrationCache>(a);
+  merge_calibration(*r, b);
+  return r;
 }
 
 size_t calibration_samples(const CalibrationCache& c) { return c.samples; }

@@ -10,6 +10,15 @@ from onnx import TensorProto, helper, numpy_helper
 from conftest import run_cli
 
 
+def save_model(path, name, nodes, inits, in_channels, out_channels):
+    """An opset-13 model from x [N, in_channels, 16, 16] to y [N, out_channels, 16, 16]."""
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", in_channels, 16, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", out_channels, 16, 16])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, path)
+
+
 def conv_relu_chain(path, layers):
     """x -> conv1 -> relu1 -> conv2 -> relu2 -> ... -> convN -> y, one (weights, bias or None)
     per conv, "same" padding; input [N, C, 16, 16]."""
@@ -26,13 +35,7 @@ def conv_relu_chain(path, layers):
         if not last:
             nodes.append(helper.make_node("Relu", [out], [f"r{i}"], name=f"relu{i}"))
             x = f"r{i}"
-    g = helper.make_graph(nodes, "chain",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", layers[0][0].shape[1], 16, 16])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", layers[-1][0].shape[0], 16, 16])],
-                          inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.save(m, path)
+    save_model(path, "chain", nodes, inits, layers[0][0].shape[1], layers[-1][0].shape[0])
 
 
 def planted_samples(tmp_path):
@@ -214,11 +217,7 @@ def concat_conv_model(path):
              helper.make_node("Relu", ["b0"], ["b"], name="relu_b"),
              helper.make_node("Concat", ["a", "b"], ["cat"], name="cat", axis=1),
              helper.make_node("Conv", ["cat", "wc"], ["y"], name="conv_c", pads=[1] * 4)]
-    g = helper.make_graph(nodes, "concat_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 6, 16, 16])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.save(m, path)
+    save_model(path, "concat_conv", nodes, inits, 3, 6)
 
 
 def test_compare_and_auto_mixed_on_split_concat_conv(tmp_path):
@@ -254,11 +253,7 @@ def dropout_mask_model(path):
              helper.make_node("Cast", ["keep"], ["keepf"], name="cast", to=TensorProto.FLOAT),
              helper.make_node("Add", ["d", "keepf"], ["s"], name="add"),
              helper.make_node("Conv", ["s", "w2"], ["y"], name="conv2")]
-    g = helper.make_graph(nodes, "dropout_mask", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 16, 16])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
-    m.ir_version = 8
-    onnx.save(m, path)
+    save_model(path, "dropout_mask", nodes, inits, 3, 4)
 
 
 def test_compare_on_a_dropout_whose_mask_is_read(tmp_path):
