@@ -39,6 +39,13 @@ std::string fuse_activation(CompileContext& cx, QOp& op, double* lo, double* hi)
   if (!act || (act->op_type != "Relu" && act->op_type != "Clip") || act->inputs[0] != out || !cx.layer_allowed(*act)) return out;
   double a, b;
   if (!clip_bounds(cx.g, *act, &a, &b)) return out;
+  // §2.6: a QDQ model that quantizes the pre-activation tensor on its own grid rounds twice (to
+  // it, then to the activation's output); fusing would round once and depart from the model.
+  auto pre = cx.qdq.activations.find(out), post = cx.qdq.activations.find(act->outputs[0]);
+  if (pre != cx.qdq.activations.end() &&
+      (post == cx.qdq.activations.end() || pre->second.scale != post->second.scale ||
+       pre->second.zero_point != post->second.zero_point || pre->second.type != post->second.type))
+    return out;
   *lo = a;
   *hi = b;
   cx.consumed.insert(act->name);

@@ -24,6 +24,13 @@ namespace {
 
 // The first prepare step registered for op's type that takes it; else the CPU runs it in float.
 void choose_kind(CompileContext& cx, QOp& op) {
+  if (!kMoveOps.count(op.node.op_type))  // (data movement passes its input's codes on)
+    for (const auto& o : op.node.outputs)
+      if (!o.empty() && qdq_leaves_float(cx, o)) {
+        to_float(op, cat("QDQ model: no QuantizeLinear/DequantizeLinear pair covers output '", o,
+                         "', so it stays float as in ONNX Runtime"));
+        return;
+      }
   for (PrepareFn prepare : prepare_steps(op.node.op_type))
     if (prepare(cx, op)) return;
   // The capability table said yes, but an operand has no quantization (a tensor calibration
@@ -52,12 +59,12 @@ void plan_float(CompileContext& cx, QOp& op) {
   // Outputs of a float fallback op are quantized at the op's width so integer consumers work.
   for (const auto& o : op.node.outputs) {
     if (o.empty()) continue;
-    if (cx.opts.bits == 32 || !is_float_activation(cx.g, o) || !read_by_accelerator(cx, o)) {
+    if (cx.opts.bits == 32 || !is_float_activation(cx.g, o) || !read_by_accelerator(cx, o) || qdq_leaves_float(cx, o)) {
       cx.set_q(o, QParams{});
       continue;
     }
     auto s = cx.stats.find(o);
-    if ((s == cx.stats.end() || !s->second.seen()) && !cx.qat_ranges.count(o)) {
+    if ((s == cx.stats.end() || !s->second.seen()) && !cx.qat_ranges.count(o) && !cx.qdq.activations.count(o)) {
       cx.set_q(o, QParams{});  // never reached during calibration (e.g. shape tensors): stays float
       continue;
     }
@@ -71,7 +78,7 @@ void plan(CompileContext& cx) {
   // Graph inputs: quantized at the default width.
   for (const auto& in : cx.g.inputs) {
     if (in.dtype != DType::Float32) continue;
-    cx.set_q(in.name, activation_qparams(cx, in.name, cx.opts.bits));
+    cx.set_q(in.name, qdq_leaves_float(cx, in.name) ? QParams{} : activation_qparams(cx, in.name, cx.opts.bits));
   }
   for (const auto& n : cx.g.nodes) {
     if (cx.consumed.count(n.name)) continue;

@@ -43,6 +43,10 @@ bool is_pow2(double v) {
   return std::frexp(v, &e) == 0.5;
 }
 
+bool qdq_leaves_float(const CompileContext& cx, const std::string& t) {
+  return !cx.qdq.activations.empty() && !cx.qdq.activations.count(t) && is_float_activation(cx.g, t);
+}
+
 // Quantization of a float tensor produced at `bits`, from QAT range or calibration.
 QParams activation_qparams(CompileContext& cx, const std::string& t, int bits) {
   QParams q;

@@ -28,6 +28,10 @@ bool is_pow2(double v);
 // exact input grid (7a), or asymmetric (8a)-(8b).
 QParams activation_qparams(CompileContext& cx, const std::string& t, int bits);
 
+// §2.6: in an imported QDQ model, a float activation t that no QuantizeLinear/DequantizeLinear
+// pair covers stays float, as ONNX Runtime runs it (calibration never gives it codes).
+bool qdq_leaves_float(const CompileContext& cx, const std::string& t);
+
 // Quantization of a float constant operand (symmetric, its full range).
 QParams const_qparams(CompileContext& cx, const std::string& name, int bits);
 

@@ -73,7 +73,11 @@ TEST(TinyScales, UnrepresentableBiasIsReportedNotSilent) {
   g.nodes.push_back(make_node("QuantizeLinear", {"x", "s", "z"}, {"xq"}, "q"));
   g.nodes.push_back(make_node("DequantizeLinear", {"xq", "s", "z"}, {"xd"}, "dq"));
   g.nodes.push_back(make_node("DequantizeLinear", {"wq", "ws"}, {"w2"}, "wdq"));
-  g.nodes.push_back(make_node("Gemm", {"xd", "w2", "b2"}, {"y"}, "fc", {{"transB", test::int_attr(1)}}));
+  g.nodes.push_back(make_node("Gemm", {"xd", "w2", "b2"}, {"g"}, "fc", {{"transB", test::int_attr(1)}}));
+  // (the Gemm's output needs a pair too: a tensor no pair covers stays float in a QDQ model)
+  g.initializers["sy"] = Tensor::from_f32({0.001f}, {});
+  g.nodes.push_back(make_node("QuantizeLinear", {"g", "sy", "z"}, {"gq"}, "qy"));
+  g.nodes.push_back(make_node("DequantizeLinear", {"gq", "sy", "z"}, {"y"}, "dqy"));
   g.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
   Tensor x = test::random_tensor({1, 8}, 30);
   for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= 1e-28f;
