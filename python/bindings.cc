@@ -6,12 +6,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <mutex>
 
+#include "fixpoint/analyze.h"
 #include "fixpoint/artifact.h"
 #include "fixpoint/compare.h"
 #include "fixpoint/compile_job.h"
@@ -231,6 +233,57 @@ std::shared_ptr<PyProgram> compile_py(const std::string& model, const std::strin
                                      std::move(r.compiled.report_text), std::move(r.mixed_precision));
 }
 
+// fixpoint analyze in memory: analysis.json as a string. `metric` is "snr" or a Python callable
+// (fixed outputs, float outputs) -> float, each a list of {output name: array} per feed set.
+std::string analyze_py(const std::string& model, const std::string& config_json, const std::string& options_json,
+                       const py::object& calib, const py::list& feed_sets, const py::object& metric,
+                       const std::vector<std::string>& layers, int threads, bool verbose) {
+  CompileJob job = job_from(config_json, options_json, verbose, "fixpoint.analyze");
+  std::unique_ptr<CalibrationSource> source = source_of(job, calib);
+  FP_CHECK(source, "fixpoint.analyze: needs calibration samples");
+  std::vector<std::map<std::string, Tensor>> sets;
+  for (const auto& f : feed_sets) {
+    FP_CHECK(py::isinstance<py::dict>(f), "fixpoint.analyze: feeds must be a dict {input name: array} or a list of them");
+    sets.push_back(to_tensors(py::reinterpret_borrow<py::dict>(f)));
+  }
+  SensitivityOptions so;
+  so.layers = layers;
+  so.threads = threads;
+  if (py::isinstance<py::str>(metric)) {
+    so.metric = metric.cast<std::string>();
+    FP_CHECK(so.metric == "snr", "fixpoint.analyze: metric must be 'snr' or a callable (fixed, reference) -> float, "
+             "not '", so.metric, "'");
+  } else {
+    FP_CHECK(PyCallable_Check(metric.ptr()), "fixpoint.analyze: metric must be 'snr' or a callable (fixed, reference) -> float");
+    so.metric_name = py::str(py::getattr(metric, "__name__", py::str("custom")));
+    so.metric_fn = [metric](const std::vector<std::map<std::string, Tensor>>& fixed,
+                            const std::vector<std::map<std::string, Tensor>>& ref) {
+      py::gil_scoped_acquire gil;
+      py::list f, r;
+      for (const auto& m : fixed) f.append(to_dict(m));
+      for (const auto& m : ref) r.append(to_dict(m));
+      py::object v;
+      try {
+        v = metric(f, r);
+      } catch (py::error_already_set& e) {
+        std::string what = e.what();
+        throw Error(cat("fixpoint.analyze: the metric raised ", what.substr(0, what.find('\n'))));
+      }
+      FP_CHECK(py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v) || py::hasattr(v, "__float__"),
+               "fixpoint.analyze: the metric must return a number, it returned ", std::string(py::str(v.get_type())));
+      double d = v.cast<double>();
+      FP_CHECK(std::isfinite(d), "fixpoint.analyze: the metric returned ", d, " (it must be finite)");
+      return d;
+    };
+  }
+  nlohmann::json r;
+  {
+    py::gil_scoped_release nogil;
+    r = analyze_sensitivity(model, job.options, *source, sets, so);
+  }
+  return r.dump();
+}
+
 std::shared_ptr<PyProgram> load_py(const std::string& dir) {
   namespace fs = std::filesystem;
   FP_CHECK(fs::is_directory(dir), "'", dir, "': expected the folder fixpoint.compile(...).save(DIR) or `fixpoint compile -o DIR` wrote");
@@ -366,6 +419,11 @@ PYBIND11_MODULE(_core, m) {
         py::arg("verbose"));
   m.def("model_inputs", [](const std::string& path) { return value_infos(import_onnx_file(path, ImportOptions{{}, false}).inputs); });
   m.def("load", &load_py);
+  m.def("analyze", &analyze_py, py::arg("model"), py::arg("config_json"), py::arg("options_json"), py::arg("calibration"),
+        py::arg("feed_sets"), py::arg("metric"), py::arg("layers"), py::arg("threads"), py::arg("verbose"));
+  m.def("sensitivity_table", [](const std::string& analysis_json, size_t rows) {
+    return sensitivity_table(nlohmann::json::parse(analysis_json), rows);
+  });
   py::class_<PyStats, std::shared_ptr<PyStats>>(m, "Stats")
       .def("merged", &PyStats::merged)
       .def("to_bytes", &PyStats::to_bytes)

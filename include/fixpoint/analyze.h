@@ -17,6 +17,12 @@ struct SensitivityOptions {
   // one folder per input set, 0/, 1/, ..., with <output>.npy files) that prints one number on
   // the last line of its stdout; higher must mean better (e.g. an accuracy).
   std::string metric = "snr";
+  // When set, the metric in-process (Python's fixpoint.analyze): the program's outputs and the
+  // float reference's, one map per input set; higher must mean better. Wins over `metric`.
+  std::function<double(const std::vector<std::map<std::string, Tensor>>& fixed,
+                       const std::vector<std::map<std::string, Tensor>>& reference)>
+      metric_fn;
+  std::string metric_name = "custom";  // what analysis.json calls metric_fn
   std::vector<std::string> layers;  // candidates (LIST syntax); empty: every fixed-point layer
   std::string work_dir;             // scratch folder for an executable metric
   int threads = 1;

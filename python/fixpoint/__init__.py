@@ -13,10 +13,10 @@ from ._core import Error
 from .calibration import CalibrationStats, calibrate
 from .program import Program, compile, load
 from .session import InferenceSession, NodeArg
-from .debugging import CompareReport, compare, trace
+from .debugging import Analysis, CompareReport, analyze, compare, trace
 from .evaluation import EvalResult, Top1, evaluate
 
-__all__ = ["Error", "CalibrationStats", "calibrate", "Program", "compile", "load", "InferenceSession", "NodeArg", "CompareReport", "compare", "trace",
+__all__ = ["Error", "CalibrationStats", "calibrate", "Program", "compile", "load", "InferenceSession", "NodeArg", "CompareReport", "compare", "trace", "Analysis", "analyze",
            "EvalResult", "Top1", "evaluate", "kernel_isa"]
 __version__ = "0.1.0"
 

@@ -1,6 +1,6 @@
 # Type stubs of the fixpoint module (python/fixpoint/*.py and the _core extension).
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -56,6 +56,20 @@ class CompareReport:
 
 def compare(program: Program, feeds: Union[Feeds, Sequence[Feeds]]) -> CompareReport: ...
 def trace(program: Program, feeds: Feeds) -> dict[str, np.ndarray]: ...
+
+Outputs = list[dict[str, np.ndarray]]
+
+class Analysis:
+    result: dict[str, Any]
+    layers: list[dict[str, Any]]
+    rank_by_gain_at_16bit: list[str]
+    rank_by_cost_at_8bit: list[str]
+    def table(self, rows: int = 20) -> str: ...
+
+def analyze(model: PathLike, calibration: Samples, feeds: Union[Feeds, Sequence[Feeds]], *,
+            metric: Union[str, Callable[[Outputs, Outputs], float]] = "snr", layers: Optional[Sequence[str]] = None,
+            threads: int = 1, config: Optional[Mapping[str, Any]] = None, verbose: bool = False,
+            **options: Any) -> Analysis: ...
 def kernel_isa() -> str: ...
 
 class Top1:

@@ -1,5 +1,8 @@
-"""fixpoint.compare and fixpoint.trace: where and why the program departs from float."""
+"""fixpoint.compare, fixpoint.trace and fixpoint.analyze: where and why the program departs from
+float, and which layers want 16 bits."""
 import json
+import os
+from collections.abc import Mapping
 
 from . import _core
 from ._core import Error
@@ -46,3 +49,62 @@ def trace(program, feeds):
     if not hasattr(feeds, "items"):
         raise Error(f"inputs: expected a dict {{input name: numpy array}}, got {type(feeds).__name__}")
     return program._core.trace(dict(feeds))
+
+
+class Analysis:
+    """Per-layer precision sensitivity (what `fixpoint analyze` writes as analysis.json).
+    .result: the whole dict; .layers: one dict per candidate layer (alone_8bit, alone_16bit,
+    cost_at_8bit, gain_at_16bit); .rank_by_gain_at_16bit / .rank_by_cost_at_8bit: layer names,
+    largest first; .table(rows=20): the text table."""
+
+    def __init__(self, result):
+        self.result = result
+        self.layers = result["layers"]
+        self.rank_by_gain_at_16bit = result["rank_by_gain_at_16bit"]
+        self.rank_by_cost_at_8bit = result["rank_by_cost_at_8bit"]
+
+    def table(self, rows=20):
+        return _core.sensitivity_table(json.dumps(self.result), rows)
+
+    def __repr__(self):
+        return (f"<fixpoint.Analysis {len(self.layers)} layers, metric {self.result['metric']}: all 8-bit "
+                f"{self.result['all_8bit']:.4g}, all 16-bit {self.result['all_16bit']:.4g}>")
+
+
+def analyze(model, calibration, feeds, *, metric="snr", layers=None, threads=1, config=None, verbose=False,
+            **options):
+    """Ranks layers by what 8 bits costs (every other layer at 16) and 16 bits gains (every other
+    layer at 8), each layer alone, as `fixpoint analyze` (2L + 2 compiles on one calibration).
+
+    model        path of an .onnx file
+    calibration  samples, as fixpoint.compile takes them (not CalibrationStats)
+    feeds        a dict {input name: array}, or a list of them, to measure on
+    metric       "snr" (output SNR against the float reference, dB), or a callable
+                 metric(fixed, reference) -> float, each a list of {output name: array} (one per
+                 feed set); higher must mean better (e.g. an accuracy)
+    layers       candidate layers (names, output tensors, globs, op:TYPE); default every layer
+    options      any fixpoint.compile option (shape=, calib_method=, deny=, ...)
+    """
+    from .calibration import CalibrationStats, samples_for_core
+    if not isinstance(model, (str, os.PathLike)):
+        raise Error("fixpoint.analyze: model must be a path of an .onnx file")
+    path = os.fspath(model)
+    if calibration is None or isinstance(calibration, CalibrationStats):
+        raise Error("fixpoint.analyze: calibration must be samples (it compiles 2L + 2 programs from them)")
+    sets = [feeds] if isinstance(feeds, Mapping) else list(feeds)
+    if config is not None and not isinstance(config, Mapping):
+        raise Error(f"fixpoint.analyze: config must be a dict, got {type(config).__name__}")
+    source, calib_specs, spool = samples_for_core(path, calibration)
+    if calib_specs is not None:
+        options["calib"] = calib_specs
+    try:
+        opts, cfg = json.dumps(options), json.dumps(dict(config or {}))
+    except TypeError as e:
+        raise Error(f"fixpoint.analyze: an option value is not a plain value ({e})") from None
+    try:
+        r = _core.analyze(path, cfg, opts, source, [dict(s) if isinstance(s, Mapping) else s for s in sets], metric,
+                          list(layers or []), int(threads), verbose)
+    finally:
+        if spool is not None:
+            spool.cleanup()
+    return Analysis(json.loads(r))

@@ -82,8 +82,8 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
                          const std::vector<std::map<std::string, Tensor>>& inputs, const SensitivityOptions& so) {
   FP_CHECK(!inputs.empty(), "analyze: needs at least one --input set to measure on");
   FP_CHECK(calib.size() > 0, "analyze: needs --calib samples");
-  bool snr = so.metric == "snr";
-  FP_CHECK(snr || fs::is_regular_file(so.metric), "--metric '", so.metric,
+  bool snr = so.metric == "snr" && !so.metric_fn, exe = !snr && !so.metric_fn;
+  FP_CHECK(!exe || fs::is_regular_file(so.metric), "--metric '", so.metric,
            "': neither 'snr' nor an executable file that prints a score");
   auto progress = [&](const std::string& s) {
     if (base.progress) base.progress(s);
@@ -105,11 +105,12 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
   Program p8 = compile(8, {}, {});
   Outputs ref = run_program(compile(32, {}, {}), inputs, so.threads);
   fs::path work = so.work_dir.empty() ? fs::temp_directory_path() / "fixpoint_analyze" : fs::path(so.work_dir);
-  if (!snr) write_outputs(ref, work / "float");
+  if (exe) write_outputs(ref, work / "float");
   int evals = 0;
   auto score = [&](const Program& p) {
     Outputs got = run_program(p, inputs, so.threads);
     if (snr) return pooled_snr(ref, got);
+    if (so.metric_fn) return so.metric_fn(got, ref);
     fs::path dir = work / ("fixed_" + std::to_string(evals++));
     write_outputs(got, dir);
     double v = run_metric(so.metric, dir, work / "float");
@@ -117,8 +118,9 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
     return v;
   };
   json r;
-  r["metric"] = snr ? "snr_db" : so.metric;
-  if (!snr) r["float"] = run_metric(so.metric, work / "float", work / "float");
+  r["metric"] = snr ? "snr_db" : so.metric_fn ? so.metric_name : so.metric;
+  if (so.metric_fn) r["float"] = so.metric_fn(ref, ref);
+  if (exe) r["float"] = run_metric(so.metric, work / "float", work / "float");
   double all8 = score(p8);
   double all16 = score(compile(16, {}, {}));
   r["all_8bit"] = all8;
@@ -155,7 +157,7 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
   r["layers"] = layers;
   r["rank_by_cost_at_8bit"] = ranking("cost_at_8bit");
   r["rank_by_gain_at_16bit"] = ranking("gain_at_16bit");
-  if (!snr) fs::remove_all(work);
+  if (exe) fs::remove_all(work);
   return r;
 }
 

@@ -24,3 +24,8 @@ def test_ocr_accuracy_example():
 def test_dask_evaluate_example():
     out = run_example("dask_evaluate.py", "--images", "16")
     assert "the cluster's per-sample values equal this process's: True" in out, out
+
+
+def test_dask_calibrate_example():
+    out = run_example("dask_calibrate.py", "--images", "12", "--shards", "3")
+    assert "sharded statistics on the cluster give the single-process artifact: True" in out, out

@@ -189,3 +189,31 @@ def test_the_readme_python_example_runs(tmp_path):
     finally:
         os.chdir(cwd)
     assert scope["y"].shape == (2, 10) and (tmp_path / "py8" / "model.fxp").exists()
+
+
+def test_analyze_equals_the_cli_and_takes_a_python_metric(tmp_path):
+    x = images(2, 8)
+    np.save(tmp_path / "x.npy", x)
+    a = fixpoint.analyze(MODEL, {"image": np.load(CALIB)}, {"image": x}, layers=["conv_*"])
+    cli("analyze", MODEL, "--calib", f"image={CALIB}", "--input", f"image={tmp_path / 'x.npy'}", "--layers", "conv_*",
+        "-o", tmp_path / "a", "--quiet")
+    want = json.loads((tmp_path / "a" / "analysis.json").read_text())
+    assert a.result == want and len(a.layers) >= 2 and a.layers[0]["name"].startswith("conv_")
+    assert a.rank_by_gain_at_16bit[0] in a.table() and "all 8-bit" in a.table()
+    assert want["all_16bit"] > want["all_8bit"]
+
+    def agreement(fixed, reference):  # share of images whose top class matches float's
+        assert len(fixed) == len(reference) == 1
+        return float(np.mean(fixed[0]["probabilities"].argmax(1) == reference[0]["probabilities"].argmax(1)))
+
+    b = fixpoint.analyze(MODEL, {"image": np.load(CALIB)}, {"image": x}, metric=agreement, layers=["conv_3"])
+    assert b.result["metric"] == "agreement" and b.result["float"] == 1.0
+    assert 0.0 <= b.layers[0]["alone_8bit"] <= 1.0
+
+    def broken(fixed, reference):
+        raise ValueError("no labels here")
+
+    with pytest.raises(fixpoint.Error, match="the metric raised ValueError: no labels here"):
+        fixpoint.analyze(MODEL, {"image": np.load(CALIB)}, {"image": x}, metric=broken, layers=["conv_3"])
+    with pytest.raises(fixpoint.Error, match="metric must be 'snr' or a callable"):
+        fixpoint.analyze(MODEL, {"image": np.load(CALIB)}, {"image": x}, metric="accuracy")
