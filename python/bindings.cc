@@ -20,6 +20,7 @@
 #include "fixpoint/model.h"
 #include "fixpoint/onnx_import.h"
 #include "fixpoint/program_runner.h"
+#include "fixpoint/qdq_export.h"
 #include "fixpoint/runtime.h"
 
 namespace py = pybind11;
@@ -400,6 +401,7 @@ PYBIND11_MODULE(_core, m) {
       .def("set_threads", &PyProgram::set_threads)
       .def("trace", &PyProgram::trace)
       .def("save", &PyProgram::save)
+      .def("export_qdq", [](const PyProgram& p, const std::string& path) { export_qdq(p.runner().program(), path); })
       .def("report_json", &PyProgram::report_json)
       .def("report_text", &PyProgram::report_text)
       .def("inputs", &PyProgram::inputs)

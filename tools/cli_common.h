@@ -26,5 +26,6 @@ void add_compare_command(CLI::App& app);
 void add_compile_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
+void add_export_qdq_command(CLI::App& app);
 
 }  // namespace fixpoint::cli

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   fixpoint::cli::add_run_command(app);
   fixpoint::cli::add_compare_command(app);
   fixpoint::cli::add_analyze_command(app);
+  fixpoint::cli::add_export_qdq_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

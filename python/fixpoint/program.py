@@ -47,6 +47,12 @@ class Program:
         auto_mixed), the folder `fixpoint run DIR` and fixpoint.load(DIR) read."""
         self._core.save(os.fspath(directory))
 
+    def export_qdq(self, path):
+        """Writes the program as an ONNX QDQ model (`fixpoint export-qdq`): every tensor with
+        codes gets QuantizeLinear/DequantizeLinear with its scale, zero point and width, weights
+        and biases are the program's codes, float fallbacks stay float; ONNX Runtime runs it."""
+        self._core.export_qdq(os.fspath(path))
+
     @property
     def report(self):
         """The compile report (compile_report.json) as a dict."""

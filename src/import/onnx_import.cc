@@ -283,6 +283,11 @@ Graph import_onnx_bytes(const std::string& bytes, const std::string& origin, con
     names.insert(n.name);
     auto ov = g.opsets.find(n.domain);
     n.opset = ov == g.opsets.end() ? 1 : ov->second;
+    if (n.domain == "com.microsoft" && (n.op_type == "QuantizeLinear" || n.op_type == "DequantizeLinear")) {
+      // ONNX Runtime's Q/DQ (16-bit codes, per-axis scales in any opset): ONNX's own semantics.
+      n.domain = "";
+      n.opset = std::max(21, g.opsets.count("") ? g.opsets.at("") : 1);
+    }
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
     for (const auto& a : np.attribute()) {

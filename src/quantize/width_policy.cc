@@ -50,6 +50,10 @@ void find_fused_intermediates(CompileContext& cx) {
 
 // The width a layer's output is stored at: the layer's, or 16 bits for a fused intermediate.
 int out_bits(const CompileContext& cx, const QOp& op, const std::string& out) {
+  // §2.6: a 16-bit pair on an 8-bit layer's output in an imported QDQ model is the model's own
+  // fused intermediate (what fixpoint export-qdq writes for one).
+  auto qd = cx.qdq.activations.find(out);
+  if (op.bits == 8 && qd != cx.qdq.activations.end() && dtype_size(qd->second.type) == 2) return 16;
   return op.bits == 8 && cx.fused_intermediates.count(out) ? 16 : op.bits;
 }
 
