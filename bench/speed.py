@@ -5,9 +5,9 @@
      the scalar reference kernel vs. the optimized path with every ISA GEMM this CPU has;
      ratio = reference time / optimized time.
   2. models: whole-network latency (median of --repeat runs after a warm-up, one thread) of
-     fixpoint's int8 program with the reference kernels and with the runtime's ISA choice, and
-     of fixpoint's float reference, against ONNX Runtime (CPU, float, one thread) on the same
-     input; ratio = time / ONNX Runtime time (below 1 = faster than ONNX Runtime).
+     fixpoint's int8 and int16 programs with the reference kernels and with the runtime's ISA
+     choice, and of fixpoint's float reference, against ONNX Runtime (CPU, float, one thread) on
+     the same input; ratio = time / ONNX Runtime time (below 1 = faster than ONNX Runtime).
 
 usage: bench/speed.py [--build DIR] [--repeat N] [--models tiny_cnn,ocr_rec,ocr_det] [--json FILE]
 """
@@ -72,6 +72,8 @@ def models(build, names, repeat, work):
         # the fixed --shape of their input, as users of an accelerator compile them.
         fixed = [] if name == "tiny_cnn" else ["--shape", f"{inp}={shape}"]
         run([cli, "compile", model, "-o", prog, "--calib", f"{inp}={npy}", "-q"] + fixed)
+        prog16 = os.path.join(work, f"{name}_int16")
+        run([cli, "compile", model, "-o", prog16, "--bits", "16", "--calib", f"{inp}={npy}", "-q"] + fixed)
         feed = ["--input", f"{inp}={npy}", "-o", os.path.join(work, "out"), "-q", "--repeat", str(repeat)]
         env_ref = dict(os.environ, FIXPOINT_ISA="reference")
         isa = re.search(r"isa=(\S+)", run([cli, "run", prog] + feed)).group(1)
@@ -82,9 +84,12 @@ def models(build, names, repeat, work):
                                            os.path.join(work, "ort"), f"{inp}={npy}", "--repeat", str(repeat)])),
             "fixpoint_int8_ms": median_ms(run([cli, "run", prog] + feed)),
             "fixpoint_int8_reference_kernels_ms": median_ms(run([cli, "run", prog] + feed, env=env_ref)),
+            "fixpoint_int16_ms": median_ms(run([cli, "run", prog16] + feed)),
+            "fixpoint_int16_reference_kernels_ms": median_ms(run([cli, "run", prog16] + feed, env=env_ref)),
             "fixpoint_float_ms": median_ms(run([cli, "run", model] + fixed + feed)),
         }
-        for k in ["fixpoint_int8_ms", "fixpoint_int8_reference_kernels_ms", "fixpoint_float_ms"]:
+        for k in ["fixpoint_int8_ms", "fixpoint_int8_reference_kernels_ms", "fixpoint_int16_ms",
+                  "fixpoint_int16_reference_kernels_ms", "fixpoint_float_ms"]:
             r[k.replace("_ms", "_vs_ort")] = r[k] / r["ort_float_ms"]
         rows.append(r)
     return rows
@@ -109,6 +114,11 @@ def main():
         print(f"{r['model']:10} {r['isa']:11} {r['ort_float_ms']:12.2f} {r['fixpoint_int8_ms']:9.2f} "
               f"{r['fixpoint_int8_vs_ort']:6.2f} {r['fixpoint_int8_reference_kernels_ms']:20.2f} "
               f"{r['fixpoint_int8_reference_kernels_vs_ort']:6.2f} {r['fixpoint_float_ms']:9.2f} {r['fixpoint_float_vs_ort']:6.2f}")
+    print(f"\n{'model':10} {'isa':11} {'ORT float ms':>12} {'int16 ms':>9} {'x ORT':>6} {'int16 ref-kernels ms':>20} {'x ORT':>6}")
+    for r in result["models"]:
+        print(f"{r['model']:10} {r['isa']:11} {r['ort_float_ms']:12.2f} {r['fixpoint_int16_ms']:9.2f} "
+              f"{r['fixpoint_int16_vs_ort']:6.2f} {r['fixpoint_int16_reference_kernels_ms']:20.2f} "
+              f"{r['fixpoint_int16_reference_kernels_vs_ort']:6.2f}")
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump(result, f, indent=1)

@@ -27,8 +27,10 @@ inline Tensor random_codes(DType t, const Shape& s, std::mt19937& rng) {
 
 // Per-channel prepared constants. Half the layers are "wide" through a bias code beyond int32
 // (a channel with near-zero weights): the GEMM still sums the products in int32 (§4 bound on K).
-inline void prepare_channels(params::Weighted& op, int64_t M, int64_t K, std::mt19937& rng, int64_t wmax) {
-  bool wide = rng() % 2;
+// `x16`: 16-bit activation codes, summed through byte planes (each operand below 2^8).
+inline void prepare_channels(params::Weighted& op, int64_t M, int64_t K, std::mt19937& rng, int64_t wmax,
+                             bool x16 = false) {
+  bool wide = rng() % 2 || x16;  // 16-bit layers accumulate in int64 (§4)
   int64_t bmax = wide ? int64_t{1} << 40 : int64_t{1} << 20;
   Tensor bias(DType::Int64, {M}), mult(DType::Int64, {M}), shift(DType::Int64, {M});
   std::uniform_int_distribution<int64_t> b(-bmax, bmax), m(1 << 14, (1 << 15) - 1), n(14, 24);
@@ -42,7 +44,8 @@ inline void prepare_channels(params::Weighted& op, int64_t M, int64_t K, std::mt
   op.shift = shift;
   op.wide = wide;
   op.weight_bits = wmax <= 127 ? 8 : 16;
-  FP_CHECK(K * 255 * wmax < (int64_t{1} << 31), "test layer exceeds the int32 bound of §4");
+  FP_CHECK(x16 ? K * 256 * 256 < (int64_t{1} << 31) : K * 255 * wmax < (int64_t{1} << 31),
+           "test layer exceeds the int32 bound of §4");
 }
 
 inline Tensor random_weights(const Shape& s, int64_t wmax, std::mt19937& rng) {
@@ -78,6 +81,13 @@ inline void set_input(Case& c, const Shape& s, std::mt19937& rng, bool wide = fa
   c.x = random_codes(c.qx.type, s, rng);
 }
 
+// int16 or uint16 input codes with a zero point (a 16-bit layer's input).
+inline void set_input16(Case& c, const Shape& s, std::mt19937& rng) {
+  c.qx.type = rng() % 2 ? DType::UInt16 : DType::Int16;
+  c.qx.zero_point = c.qx.type == DType::UInt16 ? static_cast<int64_t>(rng() % 30000) : 0;
+  c.x = random_codes(c.qx.type, s, rng);
+}
+
 struct ConvSpec {
   Shape x;  // N, C, spatial...
   int64_t M = 1, group = 1;
@@ -86,7 +96,9 @@ struct ConvSpec {
 
 // A Conv layer of `spec` with weights in [-wmax, wmax] and random codes, zero points, biases,
 // multipliers (half of them "wide", see prepare_channels).
-inline Case make_conv_case(const ConvSpec& spec, const std::string& name, std::mt19937& rng, int64_t wmax = 127) {
+// With `x16`: int16/uint16 input codes and 16-bit outputs a third of the time (a 16-bit layer).
+inline Case make_conv_case(const ConvSpec& spec, const std::string& name, std::mt19937& rng, int64_t wmax = 127,
+                           bool x16 = false) {
   Case c;
   int64_t cg = spec.x[1] / spec.group;
   Shape ws = {spec.M, cg};
@@ -99,9 +111,10 @@ inline Case make_conv_case(const ConvSpec& spec, const std::string& name, std::m
   p.weight = random_weights(ws, wmax, rng);
   int64_t K = cg;
   for (int64_t k : spec.kernel) K *= k;
-  prepare_channels(p, spec.M, K, rng, wmax);
+  prepare_channels(p, spec.M, K, rng, wmax, x16);
   set_input(c, spec.x, rng);
-  set_output(c, rng);
+  if (x16) set_input16(c, spec.x, rng);
+  set_output(c, rng, x16);
   return c;
 }
 
@@ -127,16 +140,18 @@ inline Case make_conv_transpose_case(const ConvSpec& spec, const std::string& na
 }
 
 // A Gemm/MatMul layer: x of shape xs (last dim K) times prepared W[N][K].
-inline Case make_matmul_case(const Shape& xs, int64_t N, const std::string& name, std::mt19937& rng) {
+inline Case make_matmul_case(const Shape& xs, int64_t N, const std::string& name, std::mt19937& rng,
+                             int64_t wmax = 127, bool x16 = false) {
   Case c;
   int64_t K = xs.back();
   c.op.params = params::MatMul{};
   auto& p = c.op.as<params::MatMul>();
   c.op.node = make_node("MatMul", {"x"}, {"y"}, name);
-  p.weight = random_weights({N, K}, 127, rng);
-  prepare_channels(p, N, K, rng, 127);
+  p.weight = random_weights({N, K}, wmax, rng);
+  prepare_channels(p, N, K, rng, wmax, x16);
   set_input(c, xs, rng);
-  set_output(c, rng);
+  if (x16) set_input16(c, xs, rng);
+  set_output(c, rng, x16);
   return c;
 }
 

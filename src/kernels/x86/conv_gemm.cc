@@ -2,6 +2,8 @@
 // a[c] = q_b[c] + sum (q_x - z_x) q_w as the reference, summed by an ISA kernel, then RQ (13).
 #include "conv_gemm.h"
 
+#include <type_traits>
+
 #include "../reference/common.h"
 #include "elementwise_fast.h"
 #include "fixpoint/parallel.h"
@@ -24,6 +26,29 @@ std::vector<int16_t> centered_codes(const Tensor& t, int64_t zero_point) {
   return v;
 }
 
+// Codes minus the zero point, as int32 (16-bit codes: |q - z| <= 65535).
+std::vector<int32_t> centered_codes32(const Tensor& t, int64_t zero_point) {
+  std::vector<int32_t> v(static_cast<size_t>(t.numel()));
+  qref::visit_int(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = t.data<T>();
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(p[i] - zero_point);
+  });
+  return v;
+}
+
+// (14) for operands beyond the int16 GEMM's exact range: v = 2^8 h + l with l = v & 255 in
+// [0, 255] and h = v >> 8 (floor) in [-256, 255]; a sum of products is then the exact int64
+// sum of the byte planes' GEMMs, each scaled by 2^(8 (i + j)) (plane 0 = l, plane 1 = h).
+std::vector<std::vector<int16_t>> byte_planes(const std::vector<int32_t>& v) {
+  std::vector<std::vector<int16_t>> r(2, std::vector<int16_t>(v.size()));
+  for (size_t i = 0; i < v.size(); ++i) {
+    r[0][i] = static_cast<int16_t>(v[i] & 255);
+    r[1][i] = static_cast<int16_t>(v[i] >> 8);
+  }
+  return r;
+}
+
 // `rows` rows of `k` codes, widened to int16 and each zero-padded to kp.
 template <typename T>
 std::vector<int16_t> padded_rows(const T* v, int64_t rows, int64_t k, int64_t kp) {
@@ -40,19 +65,60 @@ std::vector<int16_t> padded_weight_rows(const Tensor& w, int64_t rows, int64_t k
   return r;
 }
 
+// Which operands the GEMM takes as byte planes: 16-bit activations always (q - z does not fit
+// int16), 16-bit weights when their products with the activations could overflow int32 over K.
+struct PlaneSplit {
+  bool x = false, w = false;
+};
+
+PlaneSplit plane_split(const qref::QContext& c) {
+  DType t = c.in.at(0)->dtype();
+  const params::Weighted& p = qref::weighted(c.op);
+  int64_t K = p.weight.numel() / std::max<int64_t>(p.weight.dim(0), 1);
+  PlaneSplit s;
+  s.x = t == DType::Int16 || t == DType::UInt16;
+  s.w = p.weight_bits == 16 && (s.x || K * 255 * 32768 >= (int64_t{1} << 31));
+  return s;
+}
+
+// The weight rows as GEMM operands: one padded plane, or two byte planes.
+std::vector<std::vector<int16_t>> weight_planes(const Tensor& w, int64_t rows, int64_t k, int64_t kp, bool split) {
+  if (!split) return {padded_weight_rows(w, rows, k, kp)};
+  std::vector<int32_t> v(static_cast<size_t>(w.numel()));
+  for (int64_t i = 0; i < w.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<int32_t>(w.get_f64(i));
+  std::vector<std::vector<int16_t>> r;
+  for (auto& plane : byte_planes(v)) r.push_back(padded_rows(plane.data(), rows, k, kp));
+  return r;
+}
+
+// The activation codes as GEMM operands: centered codes (8-bit) or their two byte planes.
+std::vector<std::vector<int16_t>> activation_planes(const Tensor& x, int64_t zero_point, bool split) {
+  if (!split) return {centered_codes(x, zero_point)};
+  return byte_planes(centered_codes32(x, zero_point));
+}
+
+// acc64 += sum32 * 2^(8 (i + j)) for the byte planes (i, j) of one GEMM.
+void add_plane_sum(std::vector<int64_t>& acc64, const std::vector<int32_t>& sum, int shift) {
+  for (size_t e = 0; e < sum.size(); ++e) acc64[e] += static_cast<int64_t>(sum[e]) * (int64_t{1} << shift);
+}
+
 }  // namespace
 
 bool gemm_path_applies(const qref::QContext& c) {
   DType t = c.in.at(0)->dtype();
-  if (t != DType::Int8 && t != DType::UInt8) return false;
-  // The GEMM sums only the products in int32 and adds the bias in int64 afterwards, so it needs
-  // K * max|q_x - z_x| * max|q_w| < 2^31 whatever the layer's accumulator ("wide" layers get
-  // there through a large bias code, e.g. a channel with near-zero weights, not through K).
+  bool x16 = t == DType::Int16 || t == DType::UInt16;
+  if (t != DType::Int8 && t != DType::UInt8 && !x16) return false;
+  if (x16 && c.op.is<params::ConvTranspose>()) return false;  // (8-bit only so far)
+  // The GEMM sums products in int32 and adds the bias in int64 afterwards, so each GEMM needs
+  // K * max|x operand| * max|w operand| < 2^31 whatever the layer's accumulator ("wide" layers
+  // get there through a large bias code, e.g. a channel with near-zero weights, not through K).
+  // Byte planes (16-bit operands) bound each operand by 256; the planes' sums add in int64.
   const params::Weighted& p = qref::weighted(c.op);
   const Tensor& w = p.weight;
   int64_t K = w.numel() / std::max<int64_t>(w.dim(0), 1);
-  int64_t wmax = p.weight_bits == 8 ? 128 : 32768;
-  return K * 255 * wmax < (int64_t{1} << 31);
+  PlaneSplit split = c.op.is<params::ConvTranspose>() ? PlaneSplit{} : plane_split(c);
+  int64_t xmax = split.x ? 256 : 255, wmax = p.weight_bits == 8 ? 128 : split.w ? 256 : 32768;
+  return K * xmax * wmax < (int64_t{1} << 31);
 }
 
 void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
@@ -67,8 +133,9 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   Tensor& y = c.output(0, geo.out_shape);
   int64_t in_plane = geo.in_plane, out_plane = geo.out_plane, ks = geo.ks;
   int64_t K = cg * ks, Kp = round_up(K, kern.k_align);
-  std::vector<int16_t> xq = centered_codes(x, c.in_q[0].zero_point);
-  std::vector<int16_t> wp = padded_weight_rows(w, M, K, Kp);  // row m: [ci][kd][kh][kw]
+  PlaneSplit split = plane_split(c);
+  std::vector<std::vector<int16_t>> xs = activation_planes(x, c.in_q[0].zero_point, split.x);
+  std::vector<std::vector<int16_t>> ws = weight_planes(w, M, K, Kp, split.w);  // row m: [ci][kd][kh][kw]
   int64_t chunks = (out_plane + kPatchChunk - 1) / kPatchChunk;
   bool pointwise = ks == 1 && out_plane == in_plane;
   for (size_t i = 0; i < 3; ++i) pointwise = pointwise && s[i] == 1 && p[i] == 0;
@@ -78,27 +145,42 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
     if (cg == 1 && mg == 1) {
       // Depthwise: a GEMM of one weight row would spend more on im2col than on products; sum
       // tap by tap over the valid output columns instead (contiguous for stride 1, so the
-      // compiler vectorizes it). One task per (batch row, channel) plane.
-      parallel_for(N * M, c.threads, [&](int64_t bm) {
-        int64_t m = bm % M;
-        const int16_t* xp = xq.data() + bm * in_plane;
-        std::vector<int32_t> acc(static_cast<size_t>(out_plane), 0);
-        for (int64_t kk = 0; kk < ks; ++kk) {
-          int32_t wv = wp[m * Kp + kk];
-          if (wv == 0) continue;
-          int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2];
-          ref::for_each_tap_row(w3, kd, kh, kw, [&](int64_t orow, int64_t irow, const ref::ColumnRange& cr) {
-            int32_t* arow = acc.data() + orow * out[2];
-            const int16_t* xrow = xp + irow * in[2] + cr.off;
-            if (s[2] == 1) {
-              for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow];
-            } else {
-              for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow * s[2]];
-            }
-          });
-        }
-        rq.row(m, acc.data(), out_plane, yp + bm * out_plane);
-      });
+      // compiler vectorizes it). One task per (batch row, channel) plane. 16-bit operands sum
+      // whole values in int64 (no planes needed outside the int16 GEMM).
+      auto depthwise = [&](const auto* xc, const int16_t* wrows, auto acc_zero) {
+        using Acc = decltype(acc_zero);
+        parallel_for(N * M, c.threads, [&](int64_t bm) {
+          int64_t m = bm % M;
+          const auto* xp = xc + bm * in_plane;
+          std::vector<Acc> acc(static_cast<size_t>(out_plane), 0);
+          for (int64_t kk = 0; kk < ks; ++kk) {
+            Acc wv = wrows[m * Kp + kk];
+            if (wv == 0) continue;
+            int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2];
+            ref::for_each_tap_row(w3, kd, kh, kw, [&](int64_t orow, int64_t irow, const ref::ColumnRange& cr) {
+              Acc* arow = acc.data() + orow * out[2];
+              const auto* xrow = xp + irow * in[2] + cr.off;
+              if (s[2] == 1) {
+                for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow];
+              } else {
+                for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow * s[2]];
+              }
+            });
+          }
+          if constexpr (std::is_same_v<Acc, int32_t>) {
+            rq.row(m, acc.data(), out_plane, yp + bm * out_plane);
+          } else {
+            for (int64_t q = 0; q < out_plane; ++q) yp[bm * out_plane + q] = static_cast<T>(rq(rq.bias[m] + acc[q], m));
+          }
+        });
+      };
+      if (!split.x && !split.w) {
+        depthwise(xs[0].data(), ws[0].data(), int32_t{0});
+      } else {
+        std::vector<int32_t> xc = centered_codes32(x, c.in_q[0].zero_point);
+        std::vector<int16_t> wfull = padded_weight_rows(w, M, K, Kp);
+        depthwise(xc.data(), wfull.data(), int64_t{0});
+      }
       return;
     }
     // Tasks (batch row, group, chunk of output positions) are independent: each builds its own
@@ -109,16 +191,18 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
       std::vector<int16_t> patches(static_cast<size_t>(nq * Kp));
       for (int64_t qi = 0; qi < nq; ++qi)
         for (int64_t col = K; col < Kp; ++col) patches[qi * Kp + col] = 0;
-      if (pointwise) {  // 1x1, stride 1, no padding: patch row q is column q of the input planes
-        for (int64_t ci = 0; ci < cg; ++ci) {
-          const int16_t* xp = xq.data() + (b * C + g * cg + ci) * in_plane + q0;
-          for (int64_t qi = 0; qi < nq; ++qi) patches[qi * Kp + ci] = xp[qi];
+      auto im2col = [&](const int16_t* xplane) {
+        if (pointwise) {  // 1x1, stride 1, no padding: patch row q is column q of the input planes
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            const int16_t* xp = xplane + (b * C + g * cg + ci) * in_plane + q0;
+            for (int64_t qi = 0; qi < nq; ++qi) patches[qi * Kp + ci] = xp[qi];
+          }
+          return;
         }
-      } else {
         // Column by column (channel, tap), one run of output columns (fixed od, oh) at a time:
         // the taps inside the input are copied, those in the padding are 0 (they add nothing).
         for (int64_t ci = 0; ci < cg; ++ci) {
-          const int16_t* xp = xq.data() + (b * C + g * cg + ci) * in_plane;
+          const int16_t* xp = xplane + (b * C + g * cg + ci) * in_plane;
           for (int64_t kk = 0; kk < ks; ++kk) {
             int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2], col = ci * ks + kk;
             ref::ColumnRange cr = ref::valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
@@ -138,12 +222,29 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
             }
           }
         }
-      }
+      };
       std::vector<int32_t> acc(static_cast<size_t>(mg * nq));
-      kern.run({mg, nq, Kp, wp.data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
+      if (xs.size() == 1 && ws.size() == 1) {
+        im2col(xs[0].data());
+        kern.run({mg, nq, Kp, ws[0].data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
+        for (int64_t mi = 0; mi < mg; ++mi) {
+          int64_t m = g * mg + mi;
+          rq.row(m, acc.data() + mi * nq, nq, yp + (b * M + m) * out_plane + q0);
+        }
+        return;
+      }
+      std::vector<int64_t> acc64(static_cast<size_t>(mg * nq), 0);
+      for (size_t i = 0; i < xs.size(); ++i) {
+        im2col(xs[i].data());
+        for (size_t j = 0; j < ws.size(); ++j) {
+          kern.run({mg, nq, Kp, ws[j].data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
+          add_plane_sum(acc64, acc, static_cast<int>(8 * (i + j)));
+        }
+      }
       for (int64_t mi = 0; mi < mg; ++mi) {
         int64_t m = g * mg + mi;
-        rq.row(m, acc.data() + mi * nq, nq, yp + (b * M + m) * out_plane + q0);
+        T* row = yp + (b * M + m) * out_plane + q0;
+        for (int64_t qi = 0; qi < nq; ++qi) row[qi] = static_cast<T>(rq(rq.bias[m] + acc64[mi * nq + qi], m));
       }
     });
   });
@@ -225,8 +326,9 @@ void matmul_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   ys.back() = N;
   Tensor& y = c.output(0, ys);
   qref::ChannelRequant rq(c);
-  std::vector<int16_t> xq = centered_codes(x, c.in_q[0].zero_point);
-  std::vector<int16_t> wp = padded_weight_rows(w, N, K, Kp);
+  PlaneSplit split = plane_split(c);
+  std::vector<std::vector<int16_t>> xs = activation_planes(x, c.in_q[0].zero_point, split.x);
+  std::vector<std::vector<int16_t>> ws = weight_planes(w, N, K, Kp, split.w);
   int64_t rows = x.numel() / std::max<int64_t>(K, 1);
   int64_t chunks = (rows + kPatchChunk - 1) / kPatchChunk;
   qref::visit_int(y.dtype(), [&](auto tag) {
@@ -234,11 +336,17 @@ void matmul_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
     T* yp = y.data<T>();
     parallel_for(chunks, c.threads, [&](int64_t task) {
       int64_t r0 = task * kPatchChunk, nr = std::min(kPatchChunk, rows - r0);
-      std::vector<int16_t> xr = padded_rows(xq.data() + r0 * K, nr, K, Kp);
       std::vector<int32_t> acc(static_cast<size_t>(nr * N));
-      kern.run({N, nr, Kp, wp.data(), xr.data(), acc.data(), 1, N});  // acc[row][j]
+      std::vector<int64_t> acc64(static_cast<size_t>(nr * N), 0);
+      for (size_t i = 0; i < xs.size(); ++i) {
+        std::vector<int16_t> xr = padded_rows(xs[i].data() + r0 * K, nr, K, Kp);
+        for (size_t j = 0; j < ws.size(); ++j) {
+          kern.run({N, nr, Kp, ws[j].data(), xr.data(), acc.data(), 1, N});  // acc[row][j]
+          add_plane_sum(acc64, acc, static_cast<int>(8 * (i + j)));
+        }
+      }
       for (int64_t i = 0; i < nr; ++i)
-        for (int64_t j = 0; j < N; ++j) yp[(r0 + i) * N + j] = static_cast<T>(rq(rq.bias[j] + acc[i * N + j], j));  // row-major: channel varies fastest
+        for (int64_t j = 0; j < N; ++j) yp[(r0 + i) * N + j] = static_cast<T>(rq(rq.bias[j] + acc64[i * N + j], j));  // row-major: channel varies fastest
     });
   });
 }

@@ -15,7 +15,7 @@ namespace {
 
 using test::Case;
 
-Case random_conv(uint32_t seed) {
+Case random_conv_x(uint32_t seed, bool x16) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   int64_t rank = pick(1, 3);
@@ -36,9 +36,14 @@ Case random_conv(uint32_t seed) {
     spec.pads[i + rank] = pointwise ? 0 : pick(0, k / 2);
     spec.x.push_back((rank == 3 ? pick(1, 4) : pick(1, 10)) + (k - 1) * spec.dilations.back());
   }
-  int64_t wmax = pick(0, 1) ? 127 : 300;  // 8-bit weights, or wider values that still fit int32 (§4)
-  return test::make_conv_case(spec, cat("conv_seed_", seed), rng, wmax);
+  // 8-bit weights, or wider values that still fit int32 (§4); 16-bit layers: 16-bit weights too
+  int64_t wmax = x16 ? (pick(0, 2) ? 32767 : 127) : pick(0, 1) ? 127 : 300;
+  Case c = test::make_conv_case(spec, cat(x16 ? "conv16_seed_" : "conv_seed_", seed), rng, wmax, x16);
+  return c;
 }
+
+Case random_conv(uint32_t seed) { return random_conv_x(seed, false); }
+Case random_conv16(uint32_t seed) { return random_conv_x(seed, true); }
 
 Case random_conv_transpose(uint32_t seed) {
   std::mt19937 rng(seed);
@@ -69,6 +74,15 @@ Case random_matmul(uint32_t seed) {
   int64_t K = pick(1, 300), N = pick(1, 40);
   Shape xs = {pick(1, 3), pick(1, 150), K};
   return test::make_matmul_case(xs, N, cat("matmul_seed_", seed), rng);
+}
+
+// A 16-bit Gemm/MatMul layer (byte planes): 16-bit codes, 16-bit or 8-bit weights, K up to 3000.
+Case random_matmul16(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  int64_t K = pick(1, 3000), N = pick(1, 24);
+  Shape xs = {pick(1, 2), pick(1, 40), K};
+  return test::make_matmul_case(xs, N, cat("matmul16_seed_", seed), rng, pick(0, 2) ? 32767 : 127, true);
 }
 
 Tensor run(Case& c, int threads, const xk::GemmS16Kernel* k) {
@@ -123,6 +137,13 @@ TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvBitExactly) {
 TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvTransposeBitExactly) { check_every_isa(random_conv_transpose, 8000, 100); }
 
 TEST(GemmS16, EveryAvailableIsaMatchesReferenceMatMulBitExactly) { check_every_isa(random_matmul, 5000, 80); }
+
+// 16-bit layers (int16/uint16 codes with any zero point, 16-bit weights): the GEMM sums byte
+// planes of the operands (each below 2^8) and adds them in int64, bit-exact with the reference.
+TEST(GemmS16, SixteenBitLayersMatchReferenceBitExactlyThroughBytePlanes) {
+  check_every_isa(random_conv16, 12000, 120);
+  check_every_isa(random_matmul16, 13000, 60);
+}
 
 TEST(GemmS16, DispatchPicksTheWidestIsaTheCpuReports) {
   auto kernels = xk::available_gemm_s16();
