@@ -40,7 +40,8 @@ DType dtype_of(const py::dtype& d) {
   return DType::Undefined;
 }
 
-// One input array -> Tensor (one copy: Tensor owns aligned storage).
+// One input array -> Tensor: a view of the array's memory (no copy; the Tensor holds a
+// reference to the array, released under the GIL), or a copy when the array is not aligned.
 Tensor to_tensor(const std::string& name, const py::handle& obj) {
   FP_CHECK(py::isinstance<py::array>(obj), "input '", name, "': expected a numpy array, got ",
            obj.get_type().attr("__name__").cast<std::string>());
@@ -50,6 +51,14 @@ Tensor to_tensor(const std::string& name, const py::handle& obj) {
   FP_CHECK(a.flags() & py::array::c_style, "input '", name,
            "': the array is not C-contiguous (numpy.ascontiguousarray makes a copy that is)");
   Shape s(a.shape(), a.shape() + a.ndim());
+  if (reinterpret_cast<uintptr_t>(a.data()) % dtype_size(t) == 0) {
+    auto* held = new py::object(a);
+    std::shared_ptr<const void> keep(held, [](py::object* o) {
+      py::gil_scoped_acquire gil;
+      delete o;
+    });
+    return Tensor::view(t, s, a.data(), std::move(keep));
+  }
   Tensor out(t, s);
   if (out.nbytes()) std::memcpy(out.raw(), a.data(), out.nbytes());
   return out;

@@ -37,14 +37,17 @@ class Tensor {
   int64_t dim(int64_t i) const { return shape_.at(i < 0 ? i + rank() : i); }
   int64_t numel() const { return numel_; }
   size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
-  bool empty_storage() const { return !storage_; }
+  bool empty_storage() const { return !storage_ && !view_; }
 
   template <typename T>
   T* data() { return reinterpret_cast<T*>(raw()); }
   template <typename T>
   const T* data() const { return reinterpret_cast<const T*>(raw()); }
-  void* raw() { return storage_ ? storage_->data() : nullptr; }
-  const void* raw() const { return storage_ ? storage_->data() : nullptr; }
+  void* raw() {
+    if (view_) own_copy();  // a view is read-only: writing goes to a copy (copy on write)
+    return storage_ ? storage_->data() : nullptr;
+  }
+  const void* raw() const { return view_ ? view_ : storage_ ? storage_->data() : nullptr; }
   std::string* strings() { return strings_ ? strings_->data() : nullptr; }
   const std::string* strings() const { return strings_ ? strings_->data() : nullptr; }
 
@@ -64,6 +67,12 @@ class Tensor {
   static Tensor from_i64(const std::vector<int64_t>& v, Shape shape);
   static Tensor from_f32(const std::vector<float>& v, Shape shape);
 
+  // A read-only view of `data` (numel * dtype size bytes, aligned to the dtype) that `keep`
+  // keeps alive: inputs without a copy (Python's Program.run on numpy arrays). Const access
+  // reads `data`; the first non-const access copies it into storage of the tensor's own.
+  static Tensor view(DType dtype, Shape shape, const void* data, std::shared_ptr<const void> keep);
+  bool is_view() const { return view_ != nullptr; }
+
   // Reuse the storage of a dead tensor (runtime buffer pool); contents undefined.
   static Tensor adopt(DType dtype, Shape shape, std::shared_ptr<std::vector<uint64_t>> storage);
   std::shared_ptr<std::vector<uint64_t>> release_storage() { return std::move(storage_); }
@@ -75,6 +84,9 @@ class Tensor {
   int64_t numel_ = 0;
   std::shared_ptr<std::vector<uint64_t>> storage_;  // 8-byte aligned
   std::shared_ptr<std::vector<std::string>> strings_;
+  const void* view_ = nullptr;       // Tensor::view: borrowed memory, kept alive by keep_
+  std::shared_ptr<const void> keep_;
+  void own_copy();
 };
 
 // Bitwise equality of dtype, shape and contents.

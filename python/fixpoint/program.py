@@ -22,7 +22,8 @@ class Program:
     def run(self, feeds):
         """Runs the program on {input name: numpy array} (float inputs are quantized with the
         program's scales) and returns {output name: float32 array} (dequantized). Releases the
-        GIL; several Python threads may run one Program at once."""
+        GIL; several Python threads may run one Program at once. A C-contiguous, aligned input
+        array of the model's dtype is read in place (no copy) and never written."""
         return self._core.run(_feeds(feeds))[0]
 
     def run_codes(self, feeds):

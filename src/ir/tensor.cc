@@ -1,6 +1,8 @@
 #include "fixpoint/tensor.h"
 
 #include <bit>
+#include <cstdint>
+#include <cstring>
 #include <cmath>
 #include <limits>
 
@@ -89,6 +91,26 @@ Tensor Tensor::adopt(DType dtype, Shape shape, std::shared_ptr<std::vector<uint6
   return t;
 }
 
+Tensor Tensor::view(DType dtype, Shape shape, const void* data, std::shared_ptr<const void> keep) {
+  FP_CHECK(dtype != DType::String, "a string tensor cannot be a view");
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = shape_numel(t.shape_);
+  FP_CHECK(reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) == 0, "a tensor view must be aligned to its dtype");
+  t.view_ = t.numel_ ? data : nullptr;
+  t.keep_ = t.numel_ ? std::move(keep) : nullptr;
+  if (!t.view_) t.storage_ = std::make_shared<std::vector<uint64_t>>(0);
+  return t;
+}
+
+void Tensor::own_copy() {
+  storage_ = std::make_shared<std::vector<uint64_t>>((nbytes() + 7) / 8);
+  std::memcpy(storage_->data(), view_, nbytes());
+  view_ = nullptr;
+  keep_.reset();
+}
+
 Tensor Tensor::reshaped(Shape s) const {
   FP_CHECK(shape_numel(s) == numel_, "cannot reshape ", shape_str(shape_), " to ", shape_str(s));
   Tensor t = *this;
@@ -98,7 +120,8 @@ Tensor Tensor::reshaped(Shape s) const {
 
 Tensor Tensor::clone() const {
   Tensor t = *this;
-  if (storage_) t.storage_ = std::make_shared<std::vector<uint64_t>>(*storage_);
+  if (view_) t.own_copy();
+  else if (storage_) t.storage_ = std::make_shared<std::vector<uint64_t>>(*storage_);
   if (strings_) t.strings_ = std::make_shared<std::vector<std::string>>(*strings_);
   return t;
 }

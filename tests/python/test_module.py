@@ -217,3 +217,21 @@ def test_analyze_equals_the_cli_and_takes_a_python_metric(tmp_path):
         fixpoint.analyze(MODEL, {"image": np.load(CALIB)}, {"image": x}, metric=broken, layers=["conv_3"])
     with pytest.raises(fixpoint.Error, match="metric must be 'snr' or a callable"):
         fixpoint.analyze(MODEL, {"image": np.load(CALIB)}, {"image": x}, metric="accuracy")
+
+
+def test_inputs_are_read_in_place_and_never_written(prog):
+    """Aligned C-contiguous arrays of the model's dtype are read without a copy (Tensor views);
+    a read-only array works and is left as it was; a misaligned one is copied: same bytes."""
+    x = images(2, 11)
+    want = prog.run({"image": x})["probabilities"].tobytes()
+    ro = x.copy()
+    ro.flags.writeable = False
+    assert prog.run({"image": ro})["probabilities"].tobytes() == want
+    assert np.array_equal(ro, x)
+    raw = np.zeros(x.nbytes + 1, np.uint8)
+    mis = np.frombuffer(raw.data, dtype=np.float32, count=x.size, offset=1).reshape(x.shape)
+    assert mis.flags.c_contiguous and mis.ctypes.data % 4 != 0
+    raw[1:] = np.frombuffer(x.tobytes(), np.uint8)
+    assert prog.run({"image": mis})["probabilities"].tobytes() == want
+    t = fixpoint.trace(prog, {"image": ro})
+    assert t["image"].tobytes() == x.tobytes()
