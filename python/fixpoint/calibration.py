@@ -1,5 +1,6 @@
 """fixpoint.calibrate and CalibrationStats: calibration statistics as a value, made on any part
 of the samples, merged, saved, and given to fixpoint.compile instead of samples."""
+import contextlib
 import json
 import os
 import tempfile
@@ -78,15 +79,9 @@ def calibrate(model, samples, *, part="all", ranges=None, config=None, verbose=F
     path = os.fspath(model)
     if ranges is not None and not isinstance(ranges, CalibrationStats):
         raise Error(f"fixpoint.calibrate: ranges must be CalibrationStats, got {type(ranges).__name__}")
-    source, specs, spool = samples_for_core(path, samples)
-    if specs is not None:
-        options["calib"] = specs
-    try:
+    with core_samples(path, samples, options) as source:
         core = _core.calibrate(path, json.dumps(dict(config or {})), json.dumps(options), source, part,
                                ranges._core if ranges is not None else None, verbose)
-    finally:
-        if spool is not None:
-            spool.cleanup()
     return CalibrationStats(core)
 
 
@@ -107,6 +102,24 @@ class _Stacked(Sequence):
         if i >= self._n:
             raise IndexError(i)
         return {k: np.ascontiguousarray(v[i]) for k, v in self._a.items()}
+
+
+@contextlib.contextmanager
+def core_samples(model_path, calibration, options):
+    """Samples in the form the extension takes, for the length of a `with`: yields a sequence
+    source (or None) and puts file specs in options["calib"]; a one-shot iterable spooled to
+    disk is removed on exit, whatever happens inside. No samples (None): yields None."""
+    if calibration is None:
+        yield None
+        return
+    source, specs, spool = samples_for_core(model_path, calibration)
+    if specs is not None:
+        options["calib"] = specs
+    try:
+        yield source
+    finally:
+        if spool is not None:
+            spool.cleanup()
 
 
 def samples_for_core(model_path, calibration):

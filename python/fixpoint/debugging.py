@@ -85,7 +85,7 @@ def analyze(model, calibration, feeds, *, metric="snr", layers=None, threads=1, 
     layers       candidate layers (names, output tensors, globs, op:TYPE); default every layer
     options      any fixpoint.compile option (shape=, calib_method=, deny=, ...)
     """
-    from .calibration import CalibrationStats, samples_for_core
+    from .calibration import CalibrationStats, core_samples
     if not isinstance(model, (str, os.PathLike)):
         raise Error("fixpoint.analyze: model must be a path of an .onnx file")
     path = os.fspath(model)
@@ -94,17 +94,11 @@ def analyze(model, calibration, feeds, *, metric="snr", layers=None, threads=1, 
     sets = [feeds] if isinstance(feeds, Mapping) else list(feeds)
     if config is not None and not isinstance(config, Mapping):
         raise Error(f"fixpoint.analyze: config must be a dict, got {type(config).__name__}")
-    source, calib_specs, spool = samples_for_core(path, calibration)
-    if calib_specs is not None:
-        options["calib"] = calib_specs
-    try:
-        opts, cfg = json.dumps(options), json.dumps(dict(config or {}))
-    except TypeError as e:
-        raise Error(f"fixpoint.analyze: an option value is not a plain value ({e})") from None
-    try:
+    with core_samples(path, calibration, options) as source:
+        try:
+            opts, cfg = json.dumps(options), json.dumps(dict(config or {}))
+        except TypeError as e:
+            raise Error(f"fixpoint.analyze: an option value is not a plain value ({e})") from None
         r = _core.analyze(path, cfg, opts, source, [dict(s) if isinstance(s, Mapping) else s for s in sets], metric,
                           list(layers or []), int(threads), verbose)
-    finally:
-        if spool is not None:
-            spool.cleanup()
     return Analysis(json.loads(r))

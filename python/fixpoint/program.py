@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from . import _core
 from ._core import Error
-from .calibration import CalibrationStats, samples_for_core
+from .calibration import CalibrationStats, core_samples
 from .session import node_args
 
 
@@ -126,24 +126,14 @@ def compile(model, calibration=None, *, bits=None, config=None, verbose=False, *
     for k in ("calib",):
         if k in options:
             raise Error(f"fixpoint.compile: give samples as calibration=..., not {k}=")
-    spool = None
-    source = None
-    if isinstance(calibration, CalibrationStats):
-        source = calibration._core
-    elif calibration is not None:
-        source, calib_specs, spool = samples_for_core(path, calibration)
-        if calib_specs is not None:
-            options["calib"] = calib_specs
-    try:
-        opts = json.dumps(options)
-        cfg = json.dumps(dict(config or {}))
-    except TypeError as e:
-        raise Error(f"fixpoint.compile: an option value is not a plain value ({e})") from None
-    try:
-        core = _core.compile(path, cfg, opts, source, verbose)
-    finally:
-        if spool is not None:
-            spool.cleanup()
+    stats = calibration._core if isinstance(calibration, CalibrationStats) else None
+    with core_samples(path, None if stats is not None else calibration, options) as source:
+        try:
+            opts = json.dumps(options)
+            cfg = json.dumps(dict(config or {}))
+        except TypeError as e:
+            raise Error(f"fixpoint.compile: an option value is not a plain value ({e})") from None
+        core = _core.compile(path, cfg, opts, stats if stats is not None else source, verbose)
     return Program(core, keep)
 
 

@@ -78,9 +78,8 @@ void plan(CompileContext& cx) {
   // Graph inputs: quantized at the default width.
   for (const auto& in : cx.g.inputs) {
     if (in.dtype != DType::Float32) continue;
-    auto qd = cx.qdq.activations.find(in.name);  // a 16-bit pair in an 8-bit model: as out_bits
-    int bits = cx.opts.bits == 8 && qd != cx.qdq.activations.end() && dtype_size(qd->second.type) == 2 ? 16 : cx.opts.bits;
-    cx.set_q(in.name, qdq_leaves_float(cx, in.name) ? QParams{} : activation_qparams(cx, in.name, bits));
+    cx.set_q(in.name, qdq_leaves_float(cx, in.name) ? QParams{}
+                                                   : activation_qparams(cx, in.name, qdq_bits(cx, in.name, cx.opts.bits)));
   }
   for (const auto& n : cx.g.nodes) {
     if (cx.consumed.count(n.name)) continue;

@@ -49,11 +49,13 @@ void find_fused_intermediates(CompileContext& cx) {
 }
 
 // The width a layer's output is stored at: the layer's, or 16 bits for a fused intermediate.
+int qdq_bits(const CompileContext& cx, const std::string& t, int bits) {
+  auto qd = cx.qdq.activations.find(t);
+  return bits == 8 && qd != cx.qdq.activations.end() && dtype_size(qd->second.type) == 2 ? 16 : bits;
+}
+
 int out_bits(const CompileContext& cx, const QOp& op, const std::string& out) {
-  // §2.6: a 16-bit pair on an 8-bit layer's output in an imported QDQ model is the model's own
-  // fused intermediate (what fixpoint export-qdq writes for one).
-  auto qd = cx.qdq.activations.find(out);
-  if (op.bits == 8 && qd != cx.qdq.activations.end() && dtype_size(qd->second.type) == 2) return 16;
+  if (qdq_bits(cx, out, op.bits) == 16) return 16;
   return op.bits == 8 && cx.fused_intermediates.count(out) ? 16 : op.bits;
 }
 

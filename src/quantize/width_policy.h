@@ -13,6 +13,11 @@ bool params16(const CompileContext& cx, const Node& n);
 // The width a layer's output is stored at: the layer's, or 16 bits for a fused intermediate.
 int out_bits(const CompileContext& cx, const QOp& op, const std::string& out);
 
+// §2.6: the width of tensor t at a layer width `bits`: 16 where an imported QDQ model puts a
+// 16-bit pair on an 8-bit layer's tensor (the model's own fused intermediate, as fixpoint
+// export-qdq writes one), else `bits`.
+int qdq_bits(const CompileContext& cx, const std::string& t, int bits);
+
 // §2.7: fills cx.fused_intermediates, the tensors of 8-bit layers that never leave a fused kernel.
 void find_fused_intermediates(CompileContext& cx);
 

@@ -15,24 +15,15 @@ constexpr int64_t kPatchChunk = 64;  // im2col rows per task: small enough to st
 
 int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
-// Codes minus the zero point, as int16 (8-bit codes: |q - z| <= 255).
-std::vector<int16_t> centered_codes(const Tensor& t, int64_t zero_point) {
-  std::vector<int16_t> v(static_cast<size_t>(t.numel()));
+// Codes minus the zero point, as V: int16 for 8-bit codes (|q - z| <= 255), int32 for 16-bit
+// codes (|q - z| <= 65535).
+template <typename V = int16_t>
+std::vector<V> centered_codes(const Tensor& t, int64_t zero_point) {
+  std::vector<V> v(static_cast<size_t>(t.numel()));
   qref::visit_int(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* p = t.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int16_t>(p[i] - zero_point);
-  });
-  return v;
-}
-
-// Codes minus the zero point, as int32 (16-bit codes: |q - z| <= 65535).
-std::vector<int32_t> centered_codes32(const Tensor& t, int64_t zero_point) {
-  std::vector<int32_t> v(static_cast<size_t>(t.numel()));
-  qref::visit_int(t.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* p = t.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int32_t>(p[i] - zero_point);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<V>(p[i] - zero_point);
   });
   return v;
 }
@@ -94,7 +85,7 @@ std::vector<std::vector<int16_t>> weight_planes(const Tensor& w, int64_t rows, i
 // The activation codes as GEMM operands: centered codes (8-bit) or their two byte planes.
 std::vector<std::vector<int16_t>> activation_planes(const Tensor& x, int64_t zero_point, bool split) {
   if (!split) return {centered_codes(x, zero_point)};
-  return byte_planes(centered_codes32(x, zero_point));
+  return byte_planes(centered_codes<int32_t>(x, zero_point));
 }
 
 // acc64 += sum32 * 2^(8 (i + j)) for the byte planes (i, j) of one GEMM.
@@ -177,7 +168,7 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
       if (!split.x && !split.w) {
         depthwise(xs[0].data(), ws[0].data(), int32_t{0});
       } else {
-        std::vector<int32_t> xc = centered_codes32(x, c.in_q[0].zero_point);
+        std::vector<int32_t> xc = centered_codes<int32_t>(x, c.in_q[0].zero_point);
         std::vector<int16_t> wfull = padded_weight_rows(w, M, K, Kp);
         depthwise(xc.data(), wfull.data(), int64_t{0});
       }
@@ -337,16 +328,25 @@ void matmul_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
     parallel_for(chunks, c.threads, [&](int64_t task) {
       int64_t r0 = task * kPatchChunk, nr = std::min(kPatchChunk, rows - r0);
       std::vector<int32_t> acc(static_cast<size_t>(nr * N));
+      auto store = [&](const auto& sums) {  // row-major: channel varies fastest
+        for (int64_t i = 0; i < nr; ++i)
+          for (int64_t j = 0; j < N; ++j) yp[(r0 + i) * N + j] = static_cast<T>(rq(rq.bias[j] + sums[i * N + j], j));
+      };
+      if (xs.size() == 1 && ws.size() == 1) {  // 8-bit: one exact int32 GEMM
+        std::vector<int16_t> xr = padded_rows(xs[0].data() + r0 * K, nr, K, Kp);
+        kern.run({N, nr, Kp, ws[0].data(), xr.data(), acc.data(), 1, N});  // acc[row][j]
+        store(acc);
+        return;
+      }
       std::vector<int64_t> acc64(static_cast<size_t>(nr * N), 0);
       for (size_t i = 0; i < xs.size(); ++i) {
         std::vector<int16_t> xr = padded_rows(xs[i].data() + r0 * K, nr, K, Kp);
         for (size_t j = 0; j < ws.size(); ++j) {
-          kern.run({N, nr, Kp, ws[j].data(), xr.data(), acc.data(), 1, N});  // acc[row][j]
+          kern.run({N, nr, Kp, ws[j].data(), xr.data(), acc.data(), 1, N});
           add_plane_sum(acc64, acc, static_cast<int>(8 * (i + j)));
         }
       }
-      for (int64_t i = 0; i < nr; ++i)
-        for (int64_t j = 0; j < N; ++j) yp[(r0 + i) * N + j] = static_cast<T>(rq(rq.bias[j] + acc64[i * N + j], j));  // row-major: channel varies fastest
+      store(acc64);
     });
   });
 }
