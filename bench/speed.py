@@ -4,12 +4,14 @@
   1. kernels: Google Benchmark (build/bench/kernels_bench), each integer Conv/MatMul layer with
      the scalar reference kernel vs. the optimized path with every ISA GEMM this CPU has;
      ratio = reference time / optimized time.
-  2. models: whole-network latency (median of --repeat runs after a warm-up, one thread) of
-     fixpoint's int8 and int16 programs with the reference kernels and with the runtime's ISA
-     choice, and of fixpoint's float reference, against ONNX Runtime (CPU, float, one thread) on
-     the same input; ratio = time / ONNX Runtime time (below 1 = faster than ONNX Runtime).
+  2. models: whole-network latency (median of --repeat runs after a warm-up) of fixpoint's float
+     path (1 and 2 threads, and the reference kernels) and its int8 and int16 programs (one thread,
+     the runtime's ISA choice and the reference kernels), against ONNX Runtime 1.30 (CPU, float)
+     at the same thread count on the same input; ratio = time / ONNX Runtime time (below 1 =
+     faster than ONNX Runtime). resnet18 is torchvision's, exported with seeded random weights.
 
-usage: bench/speed.py [--build DIR] [--repeat N] [--models tiny_cnn,ocr_rec,ocr_det] [--json FILE]
+usage: bench/speed.py [--build DIR] [--repeat N] [--models tiny_cnn,ocr_rec,ocr_det,resnet18]
+                      [--rows float,int8,int16] [--no-kernels] [--json FILE]
 """
 import argparse
 import json
@@ -50,49 +52,81 @@ def kernels(build):
     return rows
 
 
-def model_inputs(work):
+def model_inputs(work, names):
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "make_ocr_inputs.py"), work])
-    return {
+    table = {
         "tiny_cnn": (os.path.join(ROOT, "models", "tiny_cnn.onnx"), "image", os.path.join(ROOT, "models", "tiny_cnn_input.npy")),
         "ocr_rec": (os.path.join(ASSETS, "ch_PP-OCRv4_rec_infer.onnx"), "x", os.path.join(work, "ocr_rec_input.npy")),
         "ocr_det": (os.path.join(ASSETS, "ch_PP-OCRv4_det_infer.onnx"), "x", os.path.join(work, "ocr_det_input.npy")),
     }
+    if "resnet18" in names:  # torchvision's ResNet-18, seeded random weights (scripts/zoo.py's export)
+        import numpy as np
+        from zoo import EXPORT
+        model = os.path.join(work, "resnet18.onnx")
+        run(["/usr/bin/python3", "-c", EXPORT, "resnet18", "224", model])
+        x = os.path.join(work, "resnet18_input.npy")
+        np.save(x, np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32))
+        table["resnet18"] = (model, "x", x)
+    return table
 
 
-def models(build, names, repeat, work):
+ROWS = ("float", "int8", "int16")
+
+
+def models(build, names, repeat, work, rows_wanted):
     cli = os.path.join(build, "fixpoint")
-    table = model_inputs(work)
+    table = model_inputs(work, names)
     rows = []
     for name in names:
         model, inp, npy = table[name]
         shape = "x".join(str(d) for d in __import__("numpy").load(npy).shape)
-        prog = os.path.join(work, f"{name}_int8")
-        # tiny_cnn keeps its dynamic batch (its sample input holds 4 images); the OCR models get
+        # tiny_cnn keeps its dynamic batch (its sample input holds 4 images); the others get
         # the fixed --shape of their input, as users of an accelerator compile them.
         fixed = [] if name == "tiny_cnn" else ["--shape", f"{inp}={shape}"]
-        run([cli, "compile", model, "-o", prog, "--calib", f"{inp}={npy}", "-q"] + fixed)
-        prog16 = os.path.join(work, f"{name}_int16")
-        run([cli, "compile", model, "-o", prog16, "--bits", "16", "--calib", f"{inp}={npy}", "-q"] + fixed)
         feed = ["--input", f"{inp}={npy}", "-o", os.path.join(work, "out"), "-q", "--repeat", str(repeat)]
         env_ref = dict(os.environ, FIXPOINT_ISA="reference")
-        isa = re.search(r"isa=(\S+)", run([cli, "run", prog] + feed)).group(1)
-        r = {
-            "model": name,
-            "isa": isa,
-            "ort_float_ms": median_ms(run(["node", os.path.join(ROOT, "scripts", "oracle", "ort_run.js"), model,
-                                           os.path.join(work, "ort"), f"{inp}={npy}", "--repeat", str(repeat)])),
-            "fixpoint_int8_ms": median_ms(run([cli, "run", prog] + feed)),
-            "fixpoint_int8_reference_kernels_ms": median_ms(run([cli, "run", prog] + feed, env=env_ref)),
-            "fixpoint_int16_ms": median_ms(run([cli, "run", prog16] + feed)),
-            "fixpoint_int16_reference_kernels_ms": median_ms(run([cli, "run", prog16] + feed, env=env_ref)),
-            "fixpoint_float_ms": median_ms(run([cli, "run", model] + fixed + feed)),
-        }
-        for k in ["fixpoint_int8_ms", "fixpoint_int8_reference_kernels_ms", "fixpoint_int16_ms",
-                  "fixpoint_int16_reference_kernels_ms", "fixpoint_float_ms"]:
-            r[k.replace("_ms", "_vs_ort")] = r[k] / r["ort_float_ms"]
+        ort = ["node", os.path.join(ROOT, "scripts", "oracle", "ort_run.js"), model, os.path.join(work, "ort"),
+               f"{inp}={npy}", "--repeat", str(repeat)]
+        r = {"model": name, "ort_float_ms": median_ms(run(ort + ["--threads", "1"])),
+             "ort_float_2t_ms": median_ms(run(ort + ["--threads", "2"]))}
+        if "float" in rows_wanted:
+            out = run([cli, "run", model] + fixed + feed + ["--threads", "1"])
+            r["float_isa"] = re.search(r"isa=(\S+)", out).group(1)
+            r["fixpoint_float_ms"] = median_ms(out)
+            r["fixpoint_float_2t_ms"] = median_ms(run([cli, "run", model] + fixed + feed + ["--threads", "2"]))
+            r["fixpoint_float_reference_kernels_ms"] = median_ms(run([cli, "run", model, "--reference"] + fixed + feed))
+        for bits in (8, 16):
+            if f"int{bits}" not in rows_wanted:
+                continue
+            prog = os.path.join(work, f"{name}_int{bits}")
+            run([cli, "compile", model, "-o", prog, "--bits", str(bits), "--calib", f"{inp}={npy}", "-q"] + fixed)
+            out = run([cli, "run", prog] + feed + ["--threads", "1"])
+            r["isa"] = re.search(r"isa=(\S+)", out).group(1)
+            r[f"fixpoint_int{bits}_ms"] = median_ms(out)
+            r[f"fixpoint_int{bits}_reference_kernels_ms"] = median_ms(run([cli, "run", prog] + feed + ["--threads", "1"],
+                                                                          env=env_ref))
+        for k in [k for k in r if k.startswith("fixpoint_") and k.endswith("_ms")]:
+            peer = r["ort_float_2t_ms"] if "_2t_" in k else r["ort_float_ms"]
+            r[k.replace("_ms", "_vs_ort")] = r[k] / peer
         rows.append(r)
     return rows
+
+
+def print_models(rows):
+    """One table per kind of row: fixpoint ms (x ONNX Runtime float in the same run)."""
+    cols = [("float 1t", "fixpoint_float_ms", "ort_float_ms"), ("float 2t", "fixpoint_float_2t_ms", "ort_float_2t_ms"),
+            ("float ref-kernels", "fixpoint_float_reference_kernels_ms", "ort_float_ms"),
+            ("int8 1t", "fixpoint_int8_ms", "ort_float_ms"),
+            ("int8 ref-kernels", "fixpoint_int8_reference_kernels_ms", "ort_float_ms"),
+            ("int16 1t", "fixpoint_int16_ms", "ort_float_ms"),
+            ("int16 ref-kernels", "fixpoint_int16_reference_kernels_ms", "ort_float_ms")]
+    cols = [c for c in cols if any(c[1] in r for r in rows)]
+    print("\nms (x ONNX Runtime float, same threads, same run)")
+    print(f"{'model':10} {'ORT 1t':>8} {'ORT 2t':>8} " + " ".join(f"{c[0]:>20}" for c in cols))
+    for r in rows:
+        cells = [f"{r[c[1]]:9.2f} ({r[c[1]] / r[c[2]]:5.2f}x)" if c[1] in r else "" for c in cols]
+        print(f"{r['model']:10} {r['ort_float_ms']:8.2f} {r['ort_float_2t_ms']:8.2f} " + " ".join(f"{c:>20}" for c in cells))
 
 
 def main():
@@ -100,25 +134,22 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--repeat", type=int, default=6)
     ap.add_argument("--models", default="tiny_cnn,ocr_rec")
+    ap.add_argument("--rows", default=",".join(ROWS), help="which of float,int8,int16 to time")
+    ap.add_argument("--no-kernels", action="store_true", help="skip the Google Benchmark kernel table")
     ap.add_argument("--json", default=os.path.join(ROOT, "out", "bench", "speed.json"))
     a = ap.parse_args()
-    result = {"kernels": kernels(a.build)}
-    print(f"{'layer':28} {'kernel':28} {'us':>9} {'ref us':>9} {'speedup':>8}")
+    rows_wanted = [r for r in a.rows.split(",") if r]
+    bad = [r for r in rows_wanted if r not in ROWS]
+    if bad:
+        sys.exit(f"speed.py: --rows {','.join(bad)}: not one of {','.join(ROWS)}")
+    result = {"kernels": [] if a.no_kernels else kernels(a.build)}
+    if result["kernels"]:
+        print(f"{'layer':28} {'kernel':28} {'us':>9} {'ref us':>9} {'speedup':>8}")
     for r in result["kernels"]:
         print(f"{r['layer']:28} {r['kernel']:28} {r['us']:9.1f} {r['reference_us']:9.1f} {r['speedup']:8.1f}")
     with tempfile.TemporaryDirectory() as work:
-        result["models"] = models(a.build, [m for m in a.models.split(",") if m], a.repeat, work)
-    print(f"\n{'model':10} {'isa':11} {'ORT float ms':>12} {'int8 ms':>9} {'x ORT':>6} {'int8 ref-kernels ms':>20} "
-          f"{'x ORT':>6} {'float ms':>9} {'x ORT':>6}")
-    for r in result["models"]:
-        print(f"{r['model']:10} {r['isa']:11} {r['ort_float_ms']:12.2f} {r['fixpoint_int8_ms']:9.2f} "
-              f"{r['fixpoint_int8_vs_ort']:6.2f} {r['fixpoint_int8_reference_kernels_ms']:20.2f} "
-              f"{r['fixpoint_int8_reference_kernels_vs_ort']:6.2f} {r['fixpoint_float_ms']:9.2f} {r['fixpoint_float_vs_ort']:6.2f}")
-    print(f"\n{'model':10} {'isa':11} {'ORT float ms':>12} {'int16 ms':>9} {'x ORT':>6} {'int16 ref-kernels ms':>20} {'x ORT':>6}")
-    for r in result["models"]:
-        print(f"{r['model']:10} {r['isa']:11} {r['ort_float_ms']:12.2f} {r['fixpoint_int16_ms']:9.2f} "
-              f"{r['fixpoint_int16_vs_ort']:6.2f} {r['fixpoint_int16_reference_kernels_ms']:20.2f} "
-              f"{r['fixpoint_int16_reference_kernels_vs_ort']:6.2f}")
+        result["models"] = models(a.build, [m for m in a.models.split(",") if m], a.repeat, work, rows_wanted)
+    print_models(result["models"])
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump(result, f, indent=1)

@@ -17,8 +17,10 @@
 #include "fixpoint/artifact.h"
 #include "fixpoint/compare.h"
 #include "fixpoint/compile_job.h"
+#include "fixpoint/float_kernels.h"
 #include "fixpoint/model.h"
 #include "fixpoint/onnx_import.h"
+#include "fixpoint/parallel.h"
 #include "fixpoint/program_runner.h"
 #include "fixpoint/qdq_export.h"
 #include "fixpoint/runtime.h"
@@ -308,10 +310,12 @@ std::shared_ptr<PyProgram> load_py(const std::string& dir) {
   return std::make_shared<PyProgram>(std::move(p), std::move(report), std::move(text), std::move(mixed));
 }
 
-// The float reference of an ONNX model; the graph is bound to each new set of input shapes once.
+// The float model (fast float path; reference kernels with reference=True); the graph is bound
+// to each new set of input shapes once.
 class PyFloatModel {
  public:
-  explicit PyFloatModel(std::string path) : path_(std::move(path)) {
+  PyFloatModel(std::string path, int threads, bool reference)
+      : path_(std::move(path)), threads_(threads > 0 ? threads : default_threads()), reference_(reference) {
     Graph g = load_model(path_, PipelineOptions{});
     declared_ = g.inputs;
     outputs_ = g.outputs;
@@ -331,12 +335,14 @@ class PyFloatModel {
           PipelineOptions po;
           po.shapes = shapes;
           po.shapes_origin = "input";
-          it = bound_.emplace(shapes, std::make_shared<Bound>(load_model(path_, po))).first;
+          it = bound_.emplace(shapes, std::make_shared<Bound>(load_model(path_, po), reference_)).first;
         }
         b = it->second;
       }
       std::lock_guard<std::mutex> lock(b->mu);  // an Executor reuses its buffers: one run at a time
-      out = b->ex.run(in);
+      RunOptions ro;
+      ro.threads = threads_;
+      out = b->ex.run(in, ro);
     }
     return to_dict(std::move(out));
   }
@@ -345,9 +351,12 @@ class PyFloatModel {
 
  private:
   std::string path_;
+  int threads_;
+  bool reference_;
   std::vector<ValueInfo> declared_, outputs_;
   struct Bound {
-    explicit Bound(Graph g) : ex(std::move(g)) {}
+    Bound(Graph g, bool reference)
+        : ex(std::move(g), reference ? KernelRegistry::reference() : fast_float_kernels()) {}
     Executor ex;
     std::mutex mu;
   };
@@ -417,7 +426,7 @@ PYBIND11_MODULE(_core, m) {
       .def("outputs", &PyProgram::outputs)
       .def("source_model", &PyProgram::source_model);
   py::class_<PyFloatModel, std::shared_ptr<PyFloatModel>>(m, "FloatModel")
-      .def(py::init<std::string>())
+      .def(py::init<std::string, int, bool>(), py::arg("path"), py::arg("threads") = 0, py::arg("reference") = false)
       .def("run", &PyFloatModel::run)
       .def("inputs", &PyFloatModel::inputs)
       .def("outputs", &PyFloatModel::outputs);

@@ -10,14 +10,16 @@ import re
 import sys
 
 # Bottom to top. The float reference (kernels + graph executor) sits right above the IR: constant
-# folding, calibration and table building evaluate float nodes with it.
-LAYERS = ["fixedpoint", "ir", "reference", "import", "passes", "partition", "quantize", "artifact", "kernels",
+# folding, calibration and table building evaluate float nodes with it; the fast float kernels
+# (prepared Conv/Gemm/MatMul) sit right above it, so calibration and compare can use them.
+LAYERS = ["fixedpoint", "ir", "reference", "float_kernels", "import", "passes", "partition", "quantize", "artifact", "kernels",
           "runtime", "debug"]
 
 HEADERS = {
-    "fixedpoint": ["error.h", "dtype.h", "fixedpoint.h", "parallel.h"],
+    "fixedpoint": ["error.h", "dtype.h", "fixedpoint.h", "parallel.h", "cpu_isa.h"],
     "ir": ["tensor.h", "ir.h", "graph_match.h", "inspect.h", "npy.h", "conv_layout.h"],
     "reference": ["runtime.h"],
+    "float_kernels": ["float_kernels.h"],
     "import": ["onnx_import.h"],
     "passes": ["passes.h", "model.h"],
     "partition": ["partition.h"],
@@ -32,6 +34,7 @@ DIRS = [
     ("src/kernels/reference/integer", "kernels"),
     ("src/kernels/x86", "kernels"),
     ("src/kernels/reference", "reference"),
+    ("src/kernels/float", "float_kernels"),
     ("src/fixedpoint", "fixedpoint"),
     ("src/ir", "ir"),
     ("src/io", "ir"),

@@ -11,8 +11,10 @@
 
 #include "cli_common.h"
 #include "fixpoint/artifact.h"
+#include "fixpoint/float_kernels.h"
 #include "fixpoint/model.h"
 #include "fixpoint/npy.h"
+#include "fixpoint/parallel.h"
 #include "fixpoint/program_runner.h"
 #include "fixpoint/trace.h"
 #include "fixpoint/runtime.h"
@@ -26,7 +28,8 @@ struct RunArgs {
   std::string output_dir;
   bool verbose = false, quiet = false, raw = false;
   std::string trace_dir;
-  int threads = 1;
+  int threads = 0;  // 0: every core
+  bool reference = false;
   int repeat = 1;
 };
 
@@ -72,7 +75,7 @@ void warn_nonfinite(const std::map<std::string, Tensor>& tensors, const std::str
 void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
   namespace fs = std::filesystem;
   ProgramRunner runner(load_program((fs::path(a.model) / "model.fxp").string()));
-  runner.set_threads(a.threads);
+  runner.set_threads(a.threads ? a.threads : default_threads());
   if (inputs.count("")) {
     FP_CHECK(runner.program().inputs.size() == 1, "--input without a NAME= is only allowed for a model with one input");
     inputs[runner.program().inputs[0].name] = inputs[""];
@@ -91,7 +94,7 @@ void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
         else trace.add(t, op.node.name, op.node.op_type, dequantize_tensor(outs[i], q), &outs[i], q);
       }
     };
-  ProgramOutputs out = timed_runs(a, cat("fixed-point isa=", ProgramRunner::kernel_isa(), " threads=", a.threads),
+  ProgramOutputs out = timed_runs(a, cat("fixed-point isa=", ProgramRunner::kernel_isa(), " threads=", runner.threads()),
                                   [&] { return runner.run(inputs, on_op); });
   warn_nonfinite(inputs, "input");
   write_outputs(a, out.values, "");
@@ -124,14 +127,17 @@ void run_run(const RunArgs& a) {
     for (const auto& [name, t] : inputs) po.shapes[name] = t.shape();
     po.shapes_origin = "input";
   }
-  Executor ex(load_model(a.model, po));
+  Executor ex(load_model(a.model, po), a.reference ? KernelRegistry::reference() : fast_float_kernels());
   TraceWriter trace(a.trace_dir);
   RunOptions ro;
+  ro.threads = a.threads ? a.threads : default_threads();
   if (trace.on())
     ro.on_node = [&](const Node& n, const std::vector<Tensor>& outs) {
       for (size_t i = 0; i < outs.size(); ++i) trace.add(n.outputs[i], n.name, n.op_type, outs[i], nullptr, QParams{});
     };
-  outputs = timed_runs(a, "float reference", [&] { return ex.run(inputs, ro); });
+  std::string what = a.reference ? std::string("float reference kernels")
+                                 : cat("float isa=", float_kernel_isa(), " threads=", ro.threads);
+  outputs = timed_runs(a, what, [&] { return ex.run(inputs, ro); });
   warn_nonfinite(inputs, "input");
   warn_nonfinite(outputs, "output");
   write_outputs(a, outputs, "");
@@ -148,8 +154,11 @@ void add_run_command(CLI::App& app) {
   c->add_option("--shape", a->shapes, "Bind an input's shape instead of taking it from the input file");
   c->add_flag("-v,--verbose", a->verbose, "Log what each graph pass changed");
   c->add_flag("-q,--quiet", a->quiet, "Do not print output summaries");
-  c->add_option("--threads", a->threads, "Compiled programs: threads for integer kernels (same bits for any count)")
+  c->add_option("--threads", a->threads, "Threads per kernel (default: every core; same bits for any count)")
       ->check(CLI::Range(1, 256));
+  c->add_flag("--reference", a->reference,
+              "ONNX models: run the simple reference kernels instead of the fast float path (for programs: "
+              "FIXPOINT_ISA=reference)");
   c->add_option("--repeat", a->repeat, "Run N times (1 warm-up) and print min/median time per run")
       ->check(CLI::Range(1, 100000));
   c->add_option("--trace", a->trace_dir, "Write every computed tensor as .npy (+ integer codes) and index.json");

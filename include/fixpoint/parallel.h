@@ -10,6 +10,12 @@
 
 namespace fixpoint {
 
+// Threads the float paths use when the caller gives no count: the cores of this machine.
+inline int default_threads() {
+  unsigned n = std::thread::hardware_concurrency();
+  return n ? static_cast<int>(n) : 1;
+}
+
 template <typename F>
 void parallel_for(int64_t n, int threads, F&& f) {
   int t = static_cast<int>(std::min<int64_t>(std::max(threads, 1), n));

@@ -2,9 +2,11 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "fixpoint/program.h"
+#include "fixpoint/runtime.h"
 
 namespace fixpoint {
 
@@ -26,6 +28,7 @@ class ProgramRunner {
   static const std::string& kernel_isa();
   // Threads for integer kernels; any count gives the same bits.
   void set_threads(int n) { threads_ = n < 1 ? 1 : n; }
+  int threads() const { return threads_; }
   // Float inputs are quantized with (5) at their tensors' scales; outputs dequantized with (6).
   // `on_op` (optional) sees each op and its outputs (integer codes for fixed-point tensors).
   ProgramOutputs run(const std::map<std::string, Tensor>& inputs,
@@ -43,6 +46,9 @@ class ProgramRunner {
   std::vector<Tensor> run_op_unlabeled(const QOp& op, const std::map<std::string, Tensor>& values) const;
   Program prog_;
   int threads_ = 1;
+  // Per op: the fast float kernel of a float (CPU fallback) op, prepared once with the program's
+  // float constants; null where there is none.
+  std::vector<std::shared_ptr<const PreparedKernel>> float_kernels_;
 };
 
 }  // namespace fixpoint

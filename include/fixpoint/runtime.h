@@ -27,10 +27,13 @@ class KernelContext {
   const Tensor& in(size_t i) const;
   // Is output i wanted (present and named)?
   bool wants_output(size_t i) const { return i < outputs_.size() && !node.outputs[i].empty(); }
-  // Allocates output i, zero-filled.
-  Tensor& output(size_t i, DType dtype, const Shape& shape);
+  // Allocates output i, zero-filled unless the kernel writes every element (zero_fill = false:
+  // a reused buffer then keeps stale values until the kernel overwrites them).
+  Tensor& output(size_t i, DType dtype, const Shape& shape, bool zero_fill = true);
   // Sets output i to an existing tensor (e.g. a reshaped view of an input).
   void set_output(size_t i, Tensor t);
+  // Threads the kernel may use. Kernels give the same bits for any count.
+  int threads = 1;
 
  private:
   std::vector<const Tensor*> inputs_;
@@ -40,20 +43,37 @@ class KernelContext {
 
 using KernelFn = void (*)(KernelContext&);
 
+// A kernel specialised for one node when an executor is built, e.g. with its constant weights
+// packed once. run() returns false for inputs it does not handle (dtype, rank, a shape it was not
+// made for); the registry's plain kernel then runs the node.
+class PreparedKernel {
+ public:
+  virtual ~PreparedKernel() = default;
+  virtual bool run(KernelContext& c) const = 0;
+};
+// Makes the prepared kernel of `node` given the graph's constants, or nullptr to decline.
+using PrepareKernelFn = std::unique_ptr<PreparedKernel> (*)(const Node& node, const Graph& graph);
+
 class KernelRegistry {
  public:
   void add(const std::string& op_type, KernelFn fn) { kernels_[op_type] = fn; }
+  void add_prepared(const std::string& op_type, PrepareKernelFn fn) { prepared_[op_type] = fn; }
   KernelFn find(const std::string& op_type, const std::string& domain) const;
+  PrepareKernelFn find_prepared(const std::string& op_type, const std::string& domain) const;
   std::vector<std::string> ops() const;
   // The float reference kernels (src/kernels/reference).
   static const KernelRegistry& reference();
 
  private:
   std::map<std::string, KernelFn> kernels_;
+  std::map<std::string, PrepareKernelFn> prepared_;
 };
 
 // Runs one node with the reference kernels (used by constant folding and tests).
 std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& inputs);
+// The same with `prepared` (may be null) tried first, on `threads` threads.
+std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& inputs, const PreparedKernel* prepared,
+                             int threads);
 
 // Checks the given inputs against a model's declared inputs: unknown or missing names, dtypes,
 // ranks, fixed dims, and symbolic dims bound consistently across inputs. Throws naming the input.
@@ -64,10 +84,13 @@ struct RunOptions {
   std::function<void(const Node&, const std::vector<Tensor>&)> on_node;
   // Keep every intermediate tensor alive (disables buffer reuse).
   bool keep_all = false;
+  // Threads per kernel (kernels that use them give the same bits for any count).
+  int threads = 1;
 };
 
 // Executes a graph in topological order. Tensors are freed after their last use and their
-// storage reused for later outputs. Deterministic: same inputs, same bits.
+// storage reused for later outputs. Deterministic: same inputs, same bits. Nodes whose op has a
+// prepared kernel in the registry get it made once here (fast_float_kernels() packs weights).
 class Executor {
  public:
   explicit Executor(Graph graph, const KernelRegistry& registry = KernelRegistry::reference());
@@ -79,6 +102,7 @@ class Executor {
  private:
   Graph graph_;
   std::vector<KernelFn> kernels_;
+  std::vector<std::unique_ptr<PreparedKernel>> prepared_;
   std::map<std::string, int> uses_;
   std::unique_ptr<BufferPool> pool_;
 };

@@ -30,11 +30,12 @@ def node_args(infos):
 
 
 class InferenceSession:
-    """InferenceSession(path_or_dir, threads=None): a folder written by fixpoint compile (or
-    Program.save) runs the fixed-point program; an .onnx file runs the float reference.
-    threads: integer-kernel threads (default: all cores; any count gives the same bits)."""
+    """InferenceSession(path_or_dir, threads=None, reference=False): a folder written by fixpoint
+    compile (or Program.save) runs the fixed-point program; an .onnx file runs the float model on
+    the fast float path (reference=True: the simple reference kernels).
+    threads: kernel threads (default: all cores; any count gives the same bits)."""
 
-    def __init__(self, path_or_dir, threads=None, **_ort_kwargs):
+    def __init__(self, path_or_dir, threads=None, reference=False, **_ort_kwargs):
         from .program import load
         p = os.fspath(path_or_dir)
         if os.path.isdir(p):
@@ -46,7 +47,8 @@ class InferenceSession:
             if not os.path.exists(p):
                 raise Error(f"'{p}': no such file or folder")
             self._program = None
-            model = _core.FloatModel(p)
+            self._reference = bool(reference)
+            model = _core.FloatModel(p, threads or 0, bool(reference))
             self._run = lambda feeds: model.run(dict(feeds))
             self._inputs, self._outputs = node_args(model.inputs()), node_args(model.outputs())
 
@@ -57,7 +59,9 @@ class InferenceSession:
         return list(self._outputs)
 
     def get_providers(self):
-        return ["FixpointExecutionProvider" if self._program is not None else "FixpointFloatReference"]
+        if self._program is not None:
+            return ["FixpointExecutionProvider"]
+        return ["FixpointFloatReference" if self._reference else "FixpointFloat"]
 
     def run(self, output_names, input_feed, run_options=None):
         """Outputs listed in output_names (None or []: all, in graph order), as numpy arrays."""

@@ -9,6 +9,8 @@
 
 #include "fixpoint/error.h"
 #include "fixpoint/fixedpoint.h"
+#include "fixpoint/float_kernels.h"
+#include "fixpoint/parallel.h"
 #include "fixpoint/model.h"
 #include "fixpoint/program.h"
 #include "fixpoint/runtime.h"
@@ -101,7 +103,8 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
     for (size_t i = 0; i < outs.size(); ++i)
       if (!n.outputs[i].empty()) ref[n.outputs[i]] = outs[i].clone();
   };
-  Executor(g).run(inputs, ro);
+  ro.threads = default_threads();
+  Executor(g, fast_float_kernels()).run(inputs, ro);
   const Program& p = runner_.program();
   std::map<std::string, std::pair<Tensor, Tensor>> fixed;  // tensor -> (dequantized, codes)
   runner_.run(inputs, [&](const QOp& op, const std::vector<Tensor>& outs) {

@@ -2,6 +2,8 @@
 
 #include <iostream>
 
+#include "fixpoint/float_kernels.h"
+#include "fixpoint/parallel.h"
 #include "fixpoint/passes.h"
 #include "fixpoint/runtime.h"
 
@@ -37,8 +39,10 @@ std::map<std::string, Tensor> run_onnx_model(const std::string& path, const std:
   if (o.shapes.empty())
     for (const auto& [name, t] : inputs) o.shapes[name] = t.shape();
   if (opts.shapes.empty()) o.shapes_origin = "input";
-  Executor ex(load_model(path, o));
-  return ex.run(inputs);
+  Executor ex(load_model(path, o), fast_float_kernels());
+  RunOptions ro;
+  ro.threads = default_threads();
+  return ex.run(inputs, ro);
 }
 
 }  // namespace fixpoint

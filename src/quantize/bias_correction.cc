@@ -2,6 +2,8 @@
 #include "quantize/bias_correction.h"
 
 #include "fixpoint/fixedpoint.h"
+#include "fixpoint/float_kernels.h"
+#include "fixpoint/parallel.h"
 #include "fixpoint/runtime.h"
 #include "quantize/calibration_stats.h"
 
@@ -42,8 +44,9 @@ void correct_biases(CompileContext& cx, const CalibrationSource& calib) {
     for (int64_t i = 0; i < v.numel(); ++i) acc[conv ? (i / inner) % C : i % C] += v.get_f64(i);
     counts[t] += static_cast<double>(v.numel() / C);
   };
-  Executor ex(cx.g);
+  Executor ex(cx.g, fast_float_kernels());
   RunOptions ro;
+  ro.threads = default_threads();
   ro.on_node = [&](const Node& n, const std::vector<Tensor>& outs) {
     for (size_t i = 0; i < outs.size(); ++i) observe(n.outputs[i], outs[i]);
   };

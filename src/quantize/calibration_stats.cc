@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "fixpoint/float_kernels.h"
+#include "fixpoint/parallel.h"
 #include "fixpoint/runtime.h"
 #include "quantize/compile_context.h"
 
@@ -37,7 +39,7 @@ std::map<std::string, Tensor> calibration_sample(const CompileContext& cx, const
 // Pass 1: min/max of every tensor. Pass 2 (methods other than minmax): histograms of |x| over
 // [0, max|x|]. Both stream over the samples; memory is per tensor, not per sample.
 void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPart part) {
-  Executor ex(cx.g);
+  Executor ex(cx.g, fast_float_kernels());
   bool hist = part == CalibrationPart::kHistograms || (part == CalibrationPart::kAll && cx.opts.calib_method != "minmax");
   int first = part == CalibrationPart::kHistograms ? 1 : 0;
   int last = hist ? 1 : 0;
@@ -54,6 +56,7 @@ void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPa
       it->second.add(v);
     };
     RunOptions ro;
+    ro.threads = default_threads();
     ro.on_node = [&](const Node& n, const std::vector<Tensor>& outs) {
       for (size_t i = 0; i < outs.size(); ++i) {
         if (n.outputs[i].empty()) continue;

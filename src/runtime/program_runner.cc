@@ -1,8 +1,12 @@
 #include "fixpoint/program_runner.h"
 
+#include <functional>
+
 #include "../kernels/reference/integer/integer_kernels.h"
 #include "../kernels/x86/conv_gemm.h"
+#include "fixpoint/cpu_isa.h"
 #include "fixpoint/fixedpoint.h"
+#include "fixpoint/float_kernels.h"
 #include "fixpoint/runtime.h"
 
 namespace fixpoint {
@@ -29,17 +33,23 @@ Tensor dequantize_tensor(const Tensor& t, const QParams& q) {
 }
 
 ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
+  Graph constants;  // what prepared float kernels read their weights from
+  for (const auto& [name, t] : prog_.float_constants) constants.initializers.emplace(name, t);
   for (const auto& op : prog_.ops) {
+    std::shared_ptr<const PreparedKernel> fast;
     if (op.is<params::Float>() || op.is<params::Move>()) {
       FP_CHECK(KernelRegistry::reference().find(op.node.op_type, op.node.domain), op.node.label(), ": op '",
                op.node.op_type, "' is not supported by the runtime");
+      PrepareKernelFn prep = fast_float_kernels().find_prepared(op.node.op_type, op.node.domain);
+      if (op.is<params::Float>() && prep) fast = prep(op.node, constants);
     } else {
       FP_CHECK(qref::find_integer_kernel(std::string(op.kind())), op.node.label(), ": no integer kernel for op kind '", op.kind(), "'");
     }
+    float_kernels_.push_back(std::move(fast));
   }
 }
 
-const std::string& ProgramRunner::kernel_isa() { return xk::selected_isa(); }
+const std::string& ProgramRunner::kernel_isa() { return selected_isa(); }
 
 QParams ProgramRunner::q_of(const std::string& t) const {
   auto it = prog_.tensors.find(t);
@@ -83,7 +93,12 @@ std::vector<Tensor> ProgramRunner::run_op_unlabeled(const QOp& op, const std::ma
   }
   std::vector<Tensor> outs;
   if (op.is<params::Float>() || op.is<params::Move>()) {
-    outs = run_node(op.node, ins);
+    // The prepared kernel of this program's op (callers may also pass ops of their own).
+    const QOp* first = prog_.ops.data();
+    bool ours = !prog_.ops.empty() && !std::less<const QOp*>()(&op, first) &&
+                std::less<const QOp*>()(&op, first + prog_.ops.size());
+    const PreparedKernel* fast = ours ? float_kernels_[static_cast<size_t>(&op - first)].get() : nullptr;
+    outs = run_node(op.node, ins, fast, threads_);
     if (op.is<params::Float>())
       for (size_t i = 0; i < outs.size(); ++i) {
         QParams q = q_of(op.node.outputs[i]);

@@ -33,7 +33,7 @@ const Tensor& KernelContext::in(size_t i) const {
   return *t;
 }
 
-Tensor& KernelContext::output(size_t i, DType dtype, const Shape& shape) {
+Tensor& KernelContext::output(size_t i, DType dtype, const Shape& shape, bool zero_fill) {
   FP_CHECK(i < outputs_.size(), node.label(), ": kernel writes output ", i, " but the node has ", outputs_.size());
   std::shared_ptr<std::vector<uint64_t>> buf;
   if (pool_ && dtype != DType::String) {
@@ -41,7 +41,7 @@ Tensor& KernelContext::output(size_t i, DType dtype, const Shape& shape) {
     buf = pool_->take(bytes);
     if (buf) {
       outputs_[i] = Tensor::adopt(dtype, shape, std::move(buf));
-      if (outputs_[i].nbytes()) std::memset(outputs_[i].raw(), 0, outputs_[i].nbytes());
+      if (zero_fill && outputs_[i].nbytes()) std::memset(outputs_[i].raw(), 0, outputs_[i].nbytes());
       return outputs_[i];
     }
   }
@@ -60,6 +60,12 @@ KernelFn KernelRegistry::find(const std::string& op_type, const std::string& dom
   return it == kernels_.end() ? nullptr : it->second;
 }
 
+PrepareKernelFn KernelRegistry::find_prepared(const std::string& op_type, const std::string& domain) const {
+  if (!domain.empty() && domain != "ai.onnx") return nullptr;
+  auto it = prepared_.find(op_type);
+  return it == prepared_.end() ? nullptr : it->second;
+}
+
 std::vector<std::string> KernelRegistry::ops() const {
   std::vector<std::string> r;
   for (const auto& [k, v] : kernels_) r.push_back(k);
@@ -67,10 +73,11 @@ std::vector<std::string> KernelRegistry::ops() const {
 }
 
 static void invoke(KernelFn fn, const Node& node, const std::vector<const Tensor*>& inputs, std::vector<Tensor>& outs,
-                   BufferPool* pool) {
+                   BufferPool* pool, const PreparedKernel* prepared = nullptr, int threads = 1) {
   KernelContext ctx(node, inputs, outs, pool);
+  ctx.threads = threads;
   try {
-    fn(ctx);
+    if (!prepared || !prepared->run(ctx)) fn(ctx);
   } catch (const Error& e) {
     std::string msg = e.what();
     if (msg.find(node.label()) == std::string::npos) fail(node.label(), ": ", msg);
@@ -86,10 +93,15 @@ static void invoke(KernelFn fn, const Node& node, const std::vector<const Tensor
 }
 
 std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& inputs) {
+  return run_node(node, inputs, nullptr, 1);
+}
+
+std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& inputs, const PreparedKernel* prepared,
+                             int threads) {
   KernelFn fn = KernelRegistry::reference().find(node.op_type, node.domain);
   FP_CHECK(fn, node.label(), ": op '", node.op_type, "' is not supported");
   std::vector<Tensor> outs(node.outputs.size());
-  invoke(fn, node, inputs, outs, nullptr);
+  invoke(fn, node, inputs, outs, nullptr, prepared, threads);
   return outs;
 }
 
@@ -100,6 +112,8 @@ Executor::Executor(Graph graph, const KernelRegistry& registry) : graph_(std::mo
     FP_CHECK(fn, n.label(), ": op '", (n.domain.empty() ? "" : n.domain + "."), n.op_type,
              "' is not supported by the float reference runtime");
     kernels_.push_back(fn);
+    PrepareKernelFn prep = registry.find_prepared(n.op_type, n.domain);
+    prepared_.push_back(prep ? prep(n, graph_) : nullptr);
   }
   uses_ = graph_.use_counts();
 }
@@ -162,7 +176,7 @@ std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>&
       ins.push_back(&it->second);
     }
     std::vector<Tensor> outs(node.outputs.size());
-    invoke(kernels_[k], node, ins, outs, opts.keep_all ? nullptr : pool_.get());
+    invoke(kernels_[k], node, ins, outs, opts.keep_all ? nullptr : pool_.get(), prepared_[k].get(), opts.threads);
     if (opts.on_node) opts.on_node(node, outs);
     for (size_t i = 0; i < outs.size(); ++i)
       if (!node.outputs[i].empty()) values[node.outputs[i]] = std::move(outs[i]);

@@ -6,6 +6,7 @@
 
 #include "../reference/common.h"
 #include "elementwise_fast.h"
+#include "fixpoint/cpu_isa.h"
 #include "fixpoint/parallel.h"
 
 namespace fixpoint::xk {

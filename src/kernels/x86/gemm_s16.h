@@ -43,10 +43,7 @@ std::vector<const GemmS16Kernel*> available_gemm_s16();
 // The kernel for `isa` if this CPU can run it, else nullptr.
 const GemmS16Kernel* gemm_s16_for(const std::string& isa);
 
-// The ISA the runtime uses: FIXPOINT_ISA if set (checked: an unknown or unsupported value is an
-// error), else the fastest available. "reference" means: run the scalar reference kernels only.
-const std::string& selected_isa();
-// The GEMM of selected_isa(), or nullptr when it is "reference".
+// The GEMM of selected_isa() (fixpoint/cpu_isa.h), or nullptr when it is "reference".
 const GemmS16Kernel* selected_gemm_s16();
 
 }  // namespace fixpoint::xk

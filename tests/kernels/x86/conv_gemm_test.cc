@@ -8,6 +8,7 @@
 
 #include "kernels/reference/integer/integer_kernels.h"
 #include "kernels/x86/conv_gemm.h"
+#include "fixpoint/cpu_isa.h"
 #include "integer_layer_cases.h"
 
 namespace fixpoint {
@@ -150,7 +151,7 @@ TEST(GemmS16, DispatchPicksTheWidestIsaTheCpuReports) {
   ASSERT_FALSE(kernels.empty());
   EXPECT_STREQ(kernels.front()->isa, "scalar");
   if (!std::getenv("FIXPOINT_ISA")) {
-    EXPECT_EQ(xk::selected_isa(), kernels.back()->isa);
+    EXPECT_EQ(fixpoint::selected_isa(), kernels.back()->isa);
   }
   if (__builtin_cpu_supports("avx2")) {
     EXPECT_NE(xk::gemm_s16_for("avx2"), nullptr);

@@ -1,0 +1,197 @@
+// Conv, float32, on the fast path. Prepare: the constant weights of each group are packed once
+// into kMR-row panels ([group][panel][k][kMR], k = (ci, kd, kh, kw) as the weights store them,
+// rows past the group's channels zero). Run: per (batch row, group, block of output pixels), an
+// indirection buffer gives, for each kNR-column panel and tap, a pointer to kNR input values:
+// the input row itself for 1x1 stride-1 convolutions and for interior panels of stride-1 ones
+// (no im2col copy), a shared zero row for padding rows, and rows packed only for strided or
+// border columns. The 6x16 microkernel computes every tile, one fma chain per output element
+// (F1); the bias is added last, as in the reference. Depthwise convolutions run
+// the direct plane kernel (no packing). Each output element is computed by the same chain
+// whatever the block, the batch size or the thread count, so all of them give the same bits.
+#include <algorithm>
+#include <cstring>
+
+#include "../reference/common.h"
+#include "f32_kernels.h"
+#include "fast_float_ops.h"
+#include "fixpoint/parallel.h"
+
+namespace fixpoint::fk {
+
+void pointwise_rows(const float* x, int64_t K, int64_t stride, int64_t p, int64_t nr, const float** rows, float* pack) {
+  for (int64_t k = 0; k < K; ++k) {
+    const float* src = x + k * stride + p;
+    if (nr == kNR) {
+      rows[k] = src;
+      continue;
+    }
+    float* row = pack + k * kNR;
+    std::copy(src, src + nr, row);
+    std::fill(row + nr, row + kNR, 0.0f);
+    rows[k] = row;
+  }
+}
+
+namespace {
+
+class ConvF32 final : public PreparedKernel {
+ public:
+  ConvF32(const F32Kernels* k, const Tensor& w, const Tensor* b, int64_t group) : k_(k), wshape_(w.shape()), group_(group) {
+    M_ = wshape_[0];
+    mg_ = M_ / group_;
+    Kc_ = w.numel() / M_;
+    panels_ = (mg_ + kMR - 1) / kMR;
+    const float* pw = w.data<float>();
+    weights_.assign(pw, pw + w.numel());
+    packed_.assign(static_cast<size_t>(group_ * panels_ * Kc_ * kMR), 0.0f);
+    for (int64_t g = 0; g < group_; ++g)
+      for (int64_t m = 0; m < mg_; ++m) {
+        float* dst = packed_.data() + ((g * panels_ + m / kMR) * Kc_) * kMR + m % kMR;
+        const float* src = pw + (g * mg_ + m) * Kc_;
+        for (int64_t k = 0; k < Kc_; ++k) dst[k * kMR] = src[k];
+      }
+    bias_.assign(static_cast<size_t>(M_), 0.0f);
+    if (b) std::copy(b->data<float>(), b->data<float>() + M_, bias_.begin());
+  }
+
+  bool run(KernelContext& c) const override {
+    const Tensor& x = c.in(0);
+    if (x.dtype() != DType::Float32 || x.rank() != static_cast<int64_t>(wshape_.size())) return false;
+    ref::ConvGeometry geo = ref::conv_geometry(c.node, x.shape(), wshape_);
+    Tensor& y = c.output(0, DType::Float32, geo.out_shape, false);  // every element written
+    const ref::Window& w3 = geo.w3;
+    // Depthwise over (at most) 2 spatial dims: the depth axis of the 3-D window is trivial.
+    if (geo.cg == 1 && geo.mg == 1 && w3.kernel[0] == 1 && w3.in[0] == 1 && w3.out[0] == 1 && w3.pad_begin[0] == 0)
+      depthwise(geo, x.data<float>(), y.data<float>(), c.threads);
+    else
+      gemm(geo, x.data<float>(), y.data<float>(), c.threads);
+    return true;
+  }
+
+ private:
+  void depthwise(const ref::ConvGeometry& geo, const float* x, float* y, int threads) const {
+    const ref::Window& w = geo.w3;
+    parallel_for(geo.N * geo.M, threads, [&](int64_t nm) {
+      int64_t m = nm % geo.M;
+      DwPlane p{x + nm * geo.in_plane, w.in[1], w.in[2], weights_.data() + m * geo.ks, w.kernel[1], w.kernel[2],
+                w.stride[1], w.stride[2], w.dilation[1], w.dilation[2], w.pad_begin[1], w.pad_begin[2],
+                y + nm * geo.out_plane, w.out[1], w.out[2], bias_[m]};
+      k_->dwconv_plane(p);
+    });
+  }
+
+  // The indirection rows of patch columns [p0, p0 + cols) of batch row n, group g: for column
+  // panel j (kNR columns) and k = (ci, kd, kh, kw), rows[j * Kc + k] points at kNR floats holding
+  // that tap for the panel's columns: the input row itself where the panel lies in one output row
+  // and reads a contiguous run (stride 1), a shared zero row where the tap's input row is padding,
+  // else a row packed into `pack` (strided or border columns, padding read as 0).
+  void indirection(const ref::ConvGeometry& geo, const float* x, int64_t p0, int64_t cols, const float** rows,
+                   float* pack) const {
+    static const float kZeros[kNR] = {};
+    const ref::Window& w = geo.w3;
+    const Shape &in = w.in, &out = w.out, &kern = w.kernel, &s = w.stride, &d = w.dilation, &pb = w.pad_begin;
+    bool pointwise = geo.ks == 1 && s[0] == 1 && s[1] == 1 && s[2] == 1 && pb[0] == 0 && pb[1] == 0 &&
+                     pb[2] == 0 && in == out;
+    for (int64_t j0 = 0; j0 < cols; j0 += kNR) {
+      int64_t nr = std::min<int64_t>(kNR, cols - j0), p = p0 + j0;
+      const float** r = rows + (j0 / kNR) * Kc_;
+      float* packed = pack + (j0 / kNR) * Kc_ * kNR;
+      if (pointwise) {
+        pointwise_rows(x, Kc_, geo.in_plane, p, nr, r, packed);
+        continue;
+      }
+      // Input coordinates of each column's window origin.
+      int64_t bd[kNR], bh[kNR], bw[kNR];
+      for (int64_t j = 0; j < nr; ++j) {
+        int64_t q = p + j, ow = q % out[2], oh = (q / out[2]) % out[1], od = q / (out[2] * out[1]);
+        bd[j] = od * s[0] - pb[0];
+        bh[j] = oh * s[1] - pb[1];
+        bw[j] = ow * s[2] - pb[2];
+      }
+      bool one_row = nr == kNR && bd[0] == bd[nr - 1] && bh[0] == bh[nr - 1];
+      int64_t k = 0;
+      for (int64_t ci = 0; ci < geo.cg; ++ci) {
+        const float* xc = x + ci * geo.in_plane;
+        for (int64_t kd = 0; kd < kern[0]; ++kd)
+          for (int64_t kh = 0; kh < kern[1]; ++kh)
+            for (int64_t kw = 0; kw < kern[2]; ++kw, ++k) {
+              float* row = packed + k * kNR;
+              r[k] = row;
+              int64_t id = bd[0] + kd * d[0], ih = bh[0] + kh * d[1], iw = bw[0] + kw * d[2];
+              if (one_row && iw >= 0 && iw + (kNR - 1) * s[2] < in[2]) {
+                if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1]) {
+                  r[k] = kZeros;
+                  continue;
+                }
+                const float* src = xc + (id * in[1] + ih) * in[2] + iw;
+                if (s[2] == 1)
+                  r[k] = src;
+                else
+                  for (int64_t j = 0; j < kNR; ++j) row[j] = src[j * s[2]];
+                continue;
+              }
+              for (int64_t j = 0; j < kNR; ++j) {
+                float v = 0.0f;
+                if (j < nr) {
+                  int64_t jd = bd[j] + kd * d[0], jh = bh[j] + kh * d[1], jw = bw[j] + kw * d[2];
+                  if (jd >= 0 && jd < in[0] && jh >= 0 && jh < in[1] && jw >= 0 && jw < in[2])
+                    v = xc[(jd * in[1] + jh) * in[2] + jw];
+                }
+                row[j] = v;
+              }
+            }
+      }
+    }
+  }
+
+  void gemm(const ref::ConvGeometry& geo, const float* x, float* y, int threads) const {
+    const int64_t P = geo.out_plane;
+    // Columns per block: the block's B values (Kc x cols floats) stay within about 128 KiB.
+    int64_t cols = std::clamp<int64_t>((32768 / std::max<int64_t>(Kc_, 1)) / kNR * kNR, kNR, 256);
+    int64_t blocks = (P + cols - 1) / cols;
+    parallel_for(geo.N * group_ * blocks, threads, [&](int64_t task) {
+      int64_t blk = task % blocks, ng = task / blocks, g = ng % group_, n = ng / group_;
+      int64_t p0 = blk * cols, nc = std::min(cols, P - p0), panels = (nc + kNR - 1) / kNR;
+      std::vector<float> pack(static_cast<size_t>(panels * kNR * Kc_));
+      std::vector<const float*> rows(static_cast<size_t>(panels * Kc_));
+      indirection(geo, x + (n * geo.C + g * geo.cg) * geo.in_plane, p0, nc, rows.data(), pack.data());
+      float* yg = y + (n * M_ + g * mg_) * P;
+      for (int64_t mp = 0; mp < panels_; ++mp) {
+        const float* a = packed_.data() + ((g * panels_ + mp) * Kc_) * kMR;
+        int mr = static_cast<int>(std::min<int64_t>(kMR, mg_ - mp * kMR));
+        for (int64_t j0 = 0; j0 < nc; j0 += kNR) {
+          int nr = static_cast<int>(std::min<int64_t>(kNR, nc - j0));
+          k_->gemm_6x16_indirect(Kc_, a, rows.data() + (j0 / kNR) * Kc_, yg + mp * kMR * P + p0 + j0, P, mr, nr);
+        }
+        for (int i = 0; i < mr; ++i) {
+          float b = bias_[g * mg_ + mp * kMR + i];
+          float* row = yg + (mp * kMR + i) * P + p0;
+          for (int64_t j = 0; j < nc; ++j) row[j] = row[j] + b;
+        }
+      }
+    });
+  }
+
+  const F32Kernels* k_;
+  Shape wshape_;
+  int64_t group_, M_ = 0, mg_ = 0, Kc_ = 0, panels_ = 0;
+  std::vector<float> weights_, packed_, bias_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedKernel> prepare_conv_f32(const Node& n, const Graph& g, const F32Kernels* k) {
+  if (!k || n.inputs.size() < 2) return nullptr;
+  const Tensor* w = graph_constant(g, n.inputs[1]);
+  if (!w || w->dtype() != DType::Float32 || w->rank() < 3 || w->rank() > 5 || w->dim(0) == 0) return nullptr;
+  const Tensor* b = nullptr;
+  if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    b = graph_constant(g, n.inputs[2]);
+    if (!b || b->dtype() != DType::Float32 || b->numel() != w->dim(0)) return nullptr;
+  }
+  int64_t group = n.attr_int("group", 1);
+  if (group < 1 || w->dim(0) % group != 0) return nullptr;
+  return std::make_unique<ConvF32>(k, *w, b, group);
+}
+
+}  // namespace fixpoint::fk

@@ -1,0 +1,52 @@
+// Float32 microkernels of the fast float path, one table per ISA (named type_op_tile_isa).
+//
+// The invariant they all keep (docs/performance.md, "Fast float path"): every output element is
+// ONE fused multiply-add chain in a fixed order starting from +0,
+//
+//   acc = 0;  for k in 0..K-1 (increasing):  acc = fma(a_k, b_k, acc)      (F1)
+//
+// so its bits depend neither on the tile it falls in, nor on the batch size, the thread count or
+// the ISA (the scalar table uses std::fma, the AVX2 one vfmadd; both round once per step). The
+// callers add a bias afterwards (y = acc + b, as the reference kernels do).
+#pragma once
+#include <cstdint>
+
+namespace fixpoint::fk {
+
+constexpr int kMR = 6;   // rows of a GEMM tile (A panel height)
+constexpr int kNR = 16;  // columns of a GEMM tile (B panel width)
+
+// A 2-D depthwise plane: y[oh][ow] = (F1 over the valid taps (kh, kw) in row-major order) + bias.
+struct DwPlane {
+  const float* x;  // input plane IH x IW
+  int64_t IH, IW;
+  const float* w;  // KH x KW taps
+  int64_t KH, KW, sh, sw, dh, dw, ph, pw;
+  float* y;  // output plane OH x OW
+  int64_t OH, OW;
+  float bias;
+};
+
+struct F32Kernels {
+  const char* isa;  // "scalar", "avx2"
+  // C[i][j] (i < mr, j < nr) = F1 over k < K of a[k*kMR + i] * b[k*kNR + j]. a and b are packed
+  // panels (zero-padded to kMR / kNR); c has row stride ldc.
+  void (*gemm_6x16)(int64_t K, const float* a, const float* b, float* c, int64_t ldc, int mr, int nr);
+  // The same with B given as K row pointers, each to kNR floats (an indirection buffer: rows of
+  // the input itself, a shared zero row for padding, or rows packed where the input is not
+  // contiguous). Same chain (F1), so the same bits as gemm_6x16 on the same values.
+  void (*gemm_6x16_indirect)(int64_t K, const float* a, const float* const* rows, float* c, int64_t ldc, int mr,
+                             int nr);
+  void (*dwconv_plane)(const DwPlane& p);
+};
+
+extern const F32Kernels kF32Scalar;
+extern const F32Kernels kF32Avx2;
+
+// The table of selected_isa() (fixpoint/cpu_isa.h): AVX2+FMA where the CPU has it (also on
+// AVX-512 machines: no AVX-512 float table yet), else scalar; nullptr for "reference".
+const F32Kernels* selected_f32_kernels();
+// The tables this CPU can run, scalar first.
+const F32Kernels* const* available_f32_kernels(int* count);
+
+}  // namespace fixpoint::fk

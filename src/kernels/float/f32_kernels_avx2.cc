@@ -1,0 +1,32 @@
+// f32 microkernels, AVX2 + FMA: 8 lanes; the 6x16 GEMM tile keeps 12 accumulators in registers.
+// Compiled with -mavx2 -mfma; only called when the CPU reports both.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "f32_kernels.h"
+
+namespace {
+#include "f32_kernels_impl.h"
+
+struct Avx2 {
+  using Reg = __m256;
+  static constexpr int W = 8;
+  static Reg zero() { return _mm256_setzero_ps(); }
+  static Reg load(const float* p) { return _mm256_loadu_ps(p); }
+  static Reg load_strided(const float* p, int64_t s) {
+    if (s == 1) return _mm256_loadu_ps(p);
+    return _mm256_set_ps(p[7 * s], p[6 * s], p[5 * s], p[4 * s], p[3 * s], p[2 * s], p[s], p[0]);
+  }
+  static Reg set1(float v) { return _mm256_set1_ps(v); }
+  static Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
+  static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }
+};
+
+}  // namespace
+
+namespace fixpoint::fk {
+const F32Kernels kF32Avx2{"avx2", gemm_6x16<Avx2>, gemm_6x16_indirect<Avx2>, dwconv_plane<Avx2>};
+}

@@ -1,0 +1,104 @@
+// The float microkernels written once over a vector type V, instantiated by each ISA's
+// translation unit (f32_kernels_scalar.cc, f32_kernels_avx2.cc) inside an anonymous namespace.
+// V provides: Reg, W (lanes), zero(), load(p), load_strided(p, s), set1(v), fma(a, b, c) = a*b+c
+// rounded once, store(p, r). Every output element is the chain (F1) of f32_kernels.h.
+// The TU includes <algorithm> and <cmath> before the anonymous namespace.
+using fixpoint::fk::DwPlane;
+using fixpoint::fk::kMR;
+using fixpoint::fk::kNR;
+
+// B rows of a tile: packed panel rows (b + k * kNR) or an indirection list (rows[k]).
+struct PackedRows {
+  const float* b;
+  const float* operator[](int64_t k) const { return b + k * kNR; }
+};
+struct IndirectRows {
+  const float* const* rows;
+  const float* operator[](int64_t k) const { return rows[k]; }
+};
+
+template <class V, class Rows>
+void gemm_tile(int64_t K, const float* a, Rows b, float* c, int64_t ldc, int mr, int nr) {
+  constexpr int NV = kNR / V::W;
+  typename V::Reg acc[kMR][NV];
+#pragma GCC unroll 16
+  for (int i = 0; i < kMR; ++i)
+#pragma GCC unroll 16
+    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+  for (int64_t k = 0; k < K; ++k) {
+    const float* row = b[k];
+    typename V::Reg bv[NV];
+#pragma GCC unroll 16
+    for (int j = 0; j < NV; ++j) bv[j] = V::load(row + j * V::W);
+#pragma GCC unroll 16
+    for (int i = 0; i < kMR; ++i) {
+      typename V::Reg av = V::set1(a[k * kMR + i]);
+#pragma GCC unroll 16
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
+    }
+  }
+  if (mr == kMR && nr == kNR) {
+    for (int i = 0; i < kMR; ++i)
+      for (int j = 0; j < NV; ++j) V::store(c + i * ldc + j * V::W, acc[i][j]);
+    return;
+  }
+  float tile[kMR * kNR];
+  for (int i = 0; i < kMR; ++i)
+    for (int j = 0; j < NV; ++j) V::store(tile + i * kNR + j * V::W, acc[i][j]);
+  for (int i = 0; i < mr; ++i)
+    for (int j = 0; j < nr; ++j) c[i * ldc + j] = tile[i * kNR + j];
+}
+
+template <class V>
+void gemm_6x16(int64_t K, const float* a, const float* b, float* c, int64_t ldc, int mr, int nr) {
+  gemm_tile<V>(K, a, PackedRows{b}, c, ldc, mr, nr);
+}
+
+template <class V>
+void gemm_6x16_indirect(int64_t K, const float* a, const float* const* rows, float* c, int64_t ldc, int mr, int nr) {
+  gemm_tile<V>(K, a, IndirectRows{rows}, c, ldc, mr, nr);
+}
+
+// One output element of a depthwise plane, taps outside the input skipped (the padding's zeros
+// would only add +0 products, which can flip the sign of a zero sum; skipping is the rule both
+// paths below share).
+inline float dw_element(const DwPlane& p, int64_t oh, int64_t ow) {
+  float acc = 0.0f;
+  for (int64_t kh = 0; kh < p.KH; ++kh) {
+    int64_t ih = oh * p.sh - p.ph + kh * p.dh;
+    if (ih < 0 || ih >= p.IH) continue;
+    for (int64_t kw = 0; kw < p.KW; ++kw) {
+      int64_t iw = ow * p.sw - p.pw + kw * p.dw;
+      if (iw < 0 || iw >= p.IW) continue;
+      acc = std::fma(p.w[kh * p.KW + kw], p.x[ih * p.IW + iw], acc);
+    }
+  }
+  return acc;
+}
+
+template <class V>
+void dwconv_plane(const DwPlane& p) {
+  // Interior columns [lo, hi): every kw tap reads inside the row, so a vector of W adjacent
+  // output columns runs the same chain as dw_element.
+  int64_t lo = std::min<int64_t>((p.pw + p.sw - 1) / p.sw, p.OW);
+  int64_t last = p.IW - 1 + p.pw - (p.KW - 1) * p.dw;  // ow * sw <= last
+  int64_t hi = last < 0 ? 0 : std::min<int64_t>(last / p.sw + 1, p.OW);
+  hi = std::max(hi, lo);
+  for (int64_t oh = 0; oh < p.OH; ++oh) {
+    float* y = p.y + oh * p.OW;
+    int64_t ow = 0;
+    for (; ow < lo; ++ow) y[ow] = dw_element(p, oh, ow) + p.bias;
+    for (; ow + V::W <= hi; ow += V::W) {
+      typename V::Reg acc = V::zero();
+      for (int64_t kh = 0; kh < p.KH; ++kh) {
+        int64_t ih = oh * p.sh - p.ph + kh * p.dh;
+        if (ih < 0 || ih >= p.IH) continue;
+        const float* row = p.x + ih * p.IW + ow * p.sw - p.pw;
+        for (int64_t kw = 0; kw < p.KW; ++kw)
+          acc = V::fma(V::set1(p.w[kh * p.KW + kw]), V::load_strided(row + kw * p.dw, p.sw), acc);
+      }
+      V::store(y + ow, V::add(acc, V::set1(p.bias)));
+    }
+    for (; ow < p.OW; ++ow) y[ow] = dw_element(p, oh, ow) + p.bias;
+  }
+}

@@ -1,0 +1,26 @@
+// f32 microkernels, scalar: one lane, std::fma (the same rounding as the vector tables).
+#include <algorithm>
+#include <cmath>
+
+#include "f32_kernels.h"
+
+namespace {
+#include "f32_kernels_impl.h"
+
+struct Scalar {
+  using Reg = float;
+  static constexpr int W = 1;
+  static Reg zero() { return 0.0f; }
+  static Reg load(const float* p) { return *p; }
+  static Reg load_strided(const float* p, int64_t) { return *p; }
+  static Reg set1(float v) { return v; }
+  static Reg fma(Reg a, Reg b, Reg c) { return std::fma(a, b, c); }
+  static Reg add(Reg a, Reg b) { return a + b; }
+  static void store(float* p, Reg r) { *p = r; }
+};
+
+}  // namespace
+
+namespace fixpoint::fk {
+const F32Kernels kF32Scalar{"scalar", gemm_6x16<Scalar>, gemm_6x16_indirect<Scalar>, dwconv_plane<Scalar>};
+}

@@ -1,0 +1,391 @@
+// The fast float path (src/kernels/float) against the float reference kernels on randomized,
+// seeded Conv, ConvTranspose, MatMul, Gemm and elementwise cases. A failure prints the seed;
+// FIXPOINT_TEST_SEED=S reruns one case. For each case and every microkernel table this CPU has:
+//  * within the summation bound of the reference: both compute sum_k w_k x_k (+ b) in float, the
+//    reference multiplying and adding (one rounding each), the fast path in one fma chain (F1),
+//    so each differs from the exact sum by at most (K + 2) u sum_k |w_k x_k| + u |b| (u = 2^-24,
+//    Higham's gamma_K bound) and from each other by twice that; sum |w x| + |b| is the reference
+//    kernel run on |x|, |w|, |b|. NaN exactly where the reference has NaN;
+//  * the same bits on every table, at 1, 2 and 3 threads, and for each batch row run alone;
+//  * elementwise ops: the reference's bits (one IEEE operation per element on both paths).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "fixpoint/runtime.h"
+#include "kernels/float/f32_kernels.h"
+#include "kernels/float/fast_float_ops.h"
+
+namespace fixpoint {
+namespace {
+
+using Prepare = std::unique_ptr<PreparedKernel> (*)(const Node&, const Graph&, const fk::F32Kernels*);
+
+std::vector<const fk::F32Kernels*> tables() {
+  int n = 0;
+  const fk::F32Kernels* const* t = fk::available_f32_kernels(&n);
+  return {t, t + n};
+}
+
+struct Case {
+  std::string name;
+  Node node;
+  Graph graph;                   // the constants (weights, bias)
+  std::vector<std::string> ins;  // node inputs fed at run time
+  std::vector<Tensor> values;    // their values
+  int64_t K = 1;                 // products per output element (for the bound)
+  size_t batched = 1;            // leading values that carry the batch dim
+};
+
+Tensor random_tensor(std::mt19937& rng, const Shape& s, bool nan = false) {
+  Tensor t(DType::Float32, s);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
+  if (nan && t.numel()) t.data<float>()[rng() % t.numel()] = std::nanf("");
+  return t;
+}
+
+Tensor abs_of(const Tensor& t) {
+  Tensor r = t.clone();
+  for (int64_t i = 0; i < r.numel(); ++i) r.data<float>()[i] = std::fabs(r.data<float>()[i]);
+  return r;
+}
+
+std::vector<const Tensor*> inputs_of(const Case& c, const std::vector<Tensor>& values, bool abs_consts,
+                                     std::vector<Tensor>& keep) {
+  keep.clear();
+  keep.reserve(c.node.inputs.size());
+  std::vector<const Tensor*> r;
+  for (const auto& in : c.node.inputs) {
+    if (in.empty()) {
+      r.push_back(nullptr);
+      continue;
+    }
+    auto it = std::find(c.ins.begin(), c.ins.end(), in);
+    const Tensor& v = it != c.ins.end() ? values[it - c.ins.begin()] : c.graph.initializers.at(in);
+    keep.push_back(abs_consts ? abs_of(v) : v);
+    r.push_back(&keep.back());
+  }
+  return r;
+}
+
+Tensor run_reference(const Case& c, const std::vector<Tensor>& values, bool abs_all = false) {
+  std::vector<Tensor> keep;
+  return run_node(c.node, inputs_of(c, values, abs_all, keep)).at(0);
+}
+
+Tensor run_fast(const PreparedKernel& k, const Case& c, const std::vector<Tensor>& values, int threads) {
+  std::vector<Tensor> keep, outs(1);
+  KernelContext ctx(c.node, inputs_of(c, values, false, keep), outs, nullptr);
+  ctx.threads = threads;
+  EXPECT_TRUE(k.run(ctx)) << c.name << ": the fast kernel declined";
+  return outs[0];
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
+}
+
+// Row n of a batch-major tensor.
+Tensor batch_row(const Tensor& t, int64_t n) {
+  Shape s = t.shape();
+  s[0] = 1;
+  Tensor r(DType::Float32, s);
+  std::memcpy(r.raw(), t.data<float>() + n * r.numel(), r.nbytes());
+  return r;
+}
+
+void check(const Case& c, Prepare prepare, bool batch_rows = true) {
+  SCOPED_TRACE(c.name);
+  Tensor ref = run_reference(c, c.values);
+  std::vector<Tensor> abs_values;
+  for (const auto& v : c.values) abs_values.push_back(abs_of(v));
+  Tensor bound = run_reference(c, abs_values, true);
+  const double u = std::ldexp(1.0, -24);
+  Tensor first;
+  for (const fk::F32Kernels* table : tables()) {
+    auto k = prepare(c.node, c.graph, table);
+    ASSERT_TRUE(k) << c.name << ": not prepared";
+    Tensor y = run_fast(*k, c, c.values, 1);
+    ASSERT_EQ(y.shape(), ref.shape());
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      float f = y.data<float>()[i], r = ref.data<float>()[i];
+      if (std::isnan(r)) {
+        ASSERT_TRUE(std::isnan(f)) << table->isa << " element " << i << ": " << f << ", reference NaN";
+        continue;
+      }
+      double tol = 2.0 * (c.K + 2) * u * bound.data<float>()[i] + 1e-37;
+      ASSERT_LE(std::fabs(static_cast<double>(f) - r), tol) << table->isa << " element " << i << ": " << f << " vs " << r;
+    }
+    if (first.numel() == 0 && y.numel()) first = y;
+    EXPECT_TRUE(same_bits(y, first)) << table->isa << " differs from " << tables()[0]->isa;
+    for (int threads : {2, 3}) EXPECT_TRUE(same_bits(run_fast(*k, c, c.values, threads), y)) << threads << " threads";
+    if (!batch_rows || c.values[0].dim(0) < 2) continue;
+    for (int64_t n = 0; n < c.values[0].dim(0); ++n) {
+      std::vector<Tensor> one = c.values;
+      for (size_t i = 0; i < c.batched; ++i) one[i] = batch_row(c.values[i], n);
+      EXPECT_TRUE(same_bits(run_fast(*k, c, one, 1), batch_row(y, n))) << "batch row " << n << " alone";
+    }
+  }
+}
+
+uint32_t seed_base(uint32_t base) {
+  const char* s = std::getenv("FIXPOINT_TEST_SEED");
+  return s ? static_cast<uint32_t>(std::strtoul(s, nullptr, 10)) : base;
+}
+
+template <typename Make>
+void for_seeds(uint32_t base, int count, Make make, Prepare prepare) {
+  bool one = std::getenv("FIXPOINT_TEST_SEED") != nullptr;
+  for (int i = 0; i < (one ? 1 : count); ++i) {
+    uint32_t seed = seed_base(base) + (one ? 0 : i);
+    check(make(seed), prepare);
+    if (::testing::Test::HasFatalFailure() || ::testing::Test::HasNonfatalFailure()) {
+      std::printf("failing seed: FIXPOINT_TEST_SEED=%u\n", seed);
+      return;
+    }
+  }
+}
+
+Case random_conv(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  Case c;
+  c.name = cat("conv_seed_", seed);
+  int64_t rank = pick(1, 3);
+  bool depthwise = pick(0, 3) == 0, pointwise = pick(0, 4) == 0;
+  int64_t group = depthwise ? pick(2, 8) : pick(0, 2) == 0 ? 2 : 1;
+  int64_t cg = depthwise ? 1 : pick(1, 12), mg = depthwise ? 1 : pick(1, 20);
+  Shape x = {pick(1, 3), cg * group}, w = {mg * group, cg};
+  std::vector<int64_t> strides, dil, pads(2 * rank), kernel;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t k = pointwise ? 1 : rank == 3 ? pick(1, 3) : pick(1, 5);
+    kernel.push_back(k);
+    strides.push_back(pointwise ? 1 : pick(1, 2));
+    dil.push_back(pointwise ? 1 : pick(1, 2));
+    pads[i] = pointwise ? 0 : pick(0, k / 2 + 1);
+    pads[i + rank] = pointwise ? 0 : pick(0, k / 2);
+    x.push_back((rank == 3 ? pick(1, 5) : rank == 2 ? pick(1, 24) : pick(1, 60)) + (k - 1) * dil.back());
+    w.push_back(k);
+  }
+  c.node.name = c.name;
+  c.node.op_type = "Conv";
+  c.node.inputs = {"x", "w"};
+  c.node.outputs = {"y"};
+  c.node.attrs["group"] = Attribute::of_int(group);
+  c.node.attrs["strides"] = Attribute::of_ints(strides);
+  c.node.attrs["dilations"] = Attribute::of_ints(dil);
+  c.node.attrs["pads"] = Attribute::of_ints(pads);
+  c.graph.initializers["w"] = random_tensor(rng, w);
+  if (pick(0, 2)) {
+    c.node.inputs.push_back("b");
+    c.graph.initializers["b"] = random_tensor(rng, {w[0]});
+  }
+  c.ins = {"x"};
+  c.values = {random_tensor(rng, x, pick(0, 4) == 0)};
+  c.K = cg;
+  for (int64_t k : kernel) c.K *= k;
+  return c;
+}
+
+Case random_conv_transpose(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  Case c;
+  c.name = cat("conv_transpose_seed_", seed);
+  int64_t rank = pick(1, 2), group = pick(0, 2) == 0 ? 2 : 1, cg = pick(1, 8), mg = pick(1, 7);
+  Shape x = {pick(1, 3), cg * group}, w = {cg * group, mg};
+  std::vector<int64_t> strides, dil, pads(2 * rank), opad;
+  c.K = cg;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t k = pick(1, 4), s = pick(1, 3);
+    w.push_back(k);
+    strides.push_back(s);
+    dil.push_back(pick(1, 2));
+    pads[i] = pick(0, k - 1);
+    pads[i + rank] = pick(0, k - 1);
+    opad.push_back(pick(0, s - 1));
+    x.push_back(rank == 2 ? pick(1, 12) : pick(1, 40));
+    c.K *= k;
+  }
+  c.node.name = c.name;
+  c.node.op_type = "ConvTranspose";
+  c.node.inputs = {"x", "w"};
+  c.node.outputs = {"y"};
+  c.node.attrs["group"] = Attribute::of_int(group);
+  c.node.attrs["strides"] = Attribute::of_ints(strides);
+  c.node.attrs["dilations"] = Attribute::of_ints(dil);
+  c.node.attrs["pads"] = Attribute::of_ints(pads);
+  c.node.attrs["output_padding"] = Attribute::of_ints(opad);
+  c.graph.initializers["w"] = random_tensor(rng, w);
+  if (pick(0, 1)) {
+    c.node.inputs.push_back("b");
+    c.graph.initializers["b"] = random_tensor(rng, {mg * group});
+  }
+  c.ins = {"x"};
+  c.values = {random_tensor(rng, x, pick(0, 4) == 0)};
+  return c;
+}
+
+Case random_matmul(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  Case c;
+  c.name = cat("matmul_seed_", seed);
+  int64_t M = pick(1, 30), K = pick(1, 300), N = pick(1, 70);
+  Shape a = {pick(1, 3)};
+  if (pick(0, 1)) a.push_back(pick(1, 3));
+  a.push_back(M);
+  a.push_back(K);
+  c.node.name = c.name;
+  c.node.op_type = "MatMul";
+  c.node.inputs = {"a", "b"};
+  c.node.outputs = {"y"};
+  c.ins = {"a"};
+  c.values = {random_tensor(rng, a, pick(0, 4) == 0)};
+  if (pick(0, 1)) {  // constant weights, packed at prepare
+    c.graph.initializers["b"] = random_tensor(rng, {K, N});
+  } else {  // a second activation: the same batch dims, or 2-D
+    Shape b = pick(0, 1) ? Shape(a.begin(), a.end() - 2) : Shape{};
+    if (!b.empty()) c.batched = 2;
+    b.push_back(K);
+    b.push_back(N);
+    c.ins.push_back("b");
+    c.values.push_back(random_tensor(rng, b));
+  }
+  c.K = K;
+  return c;
+}
+
+Case random_gemm(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  Case c;
+  c.name = cat("gemm_seed_", seed);
+  int64_t M = pick(1, 20), K = pick(1, 400), N = pick(1, 90);
+  bool tb = pick(0, 1);
+  c.node.name = c.name;
+  c.node.op_type = "Gemm";
+  c.node.inputs = {"a", "b"};
+  c.node.outputs = {"y"};
+  c.node.attrs["transB"] = Attribute::of_int(tb);
+  c.graph.initializers["b"] = random_tensor(rng, tb ? Shape{N, K} : Shape{K, N});
+  if (pick(0, 2)) {
+    c.node.inputs.push_back("c");
+    c.graph.initializers["c"] = random_tensor(rng, pick(0, 1) ? Shape{N} : Shape{1, N});
+    if (pick(0, 1)) c.node.attrs["beta"] = Attribute::of_float(0.5f);
+  }
+  c.ins = {"a"};
+  c.values = {random_tensor(rng, {M, K}, pick(0, 4) == 0)};
+  c.K = K;
+  return c;
+}
+
+TEST(FastFloat, ConvWithinTheSummationBoundAndTheSameBitsOnEveryTableThreadCountAndBatch) {
+  for_seeds(1000, 150, random_conv, fk::prepare_conv_f32);
+}
+
+TEST(FastFloat, ConvTransposeWithinTheSummationBoundAndTheSameBitsOnEveryTableThreadCountAndBatch) {
+  for_seeds(2000, 100, random_conv_transpose, fk::prepare_conv_transpose_f32);
+}
+
+TEST(FastFloat, MatMulWithinTheSummationBoundAndTheSameBitsOnEveryTableThreadCountAndBatch) {
+  for_seeds(3000, 100, random_matmul, fk::prepare_matmul_f32);
+}
+
+TEST(FastFloat, GemmWithinTheSummationBoundAndTheSameBitsOnEveryTableAndThreadCount) {
+  for_seeds(4000, 80, random_gemm, fk::prepare_gemm_f32);
+}
+
+// A large layer: many panels and column blocks (K = 576 > one block's budget).
+TEST(FastFloat, LargeConvSpansManyBlocks) {
+  std::mt19937 rng(7);
+  Case c;
+  c.name = "conv3x3_64x64_40x40";
+  c.node.name = c.name;
+  c.node.op_type = "Conv";
+  c.node.inputs = {"x", "w", "b"};
+  c.node.outputs = {"y"};
+  c.node.attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
+  c.graph.initializers["w"] = random_tensor(rng, {64, 64, 3, 3});
+  c.graph.initializers["b"] = random_tensor(rng, {64});
+  c.ins = {"x"};
+  c.values = {random_tensor(rng, {2, 64, 40, 40})};
+  c.K = 64 * 9;
+  check(c, fk::prepare_conv_f32);
+}
+
+// Elementwise: the reference's bits for every broadcast the fast path takes.
+TEST(FastFloat, ElementwiseGivesTheReferenceBits) {
+  KernelRegistry r;
+  fk::register_elementwise_f32(r);
+  uint32_t base = seed_base(5000);
+  int taken = 0;
+  for (uint32_t seed = base; seed < base + 400; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    const char* ops[] = {"Add", "Sub", "Mul", "Div"};
+    Node n;
+    n.name = cat("binary_seed_", seed);
+    n.op_type = ops[pick(0, 3)];
+    n.inputs = {"a", "b"};
+    n.outputs = {"y"};
+    Shape full;
+    for (int64_t d = pick(1, 4); d > 0; --d) full.push_back(pick(1, 6));
+    Shape part = full;
+    for (auto& d : part)
+      if (pick(0, 1)) d = 1;  // any pattern: some the fast path declines
+    while (!part.empty() && pick(0, 2) == 0) part.erase(part.begin());
+    bool swap = pick(0, 1);
+    Tensor a = random_tensor(rng, swap ? part : full, pick(0, 4) == 0), b = random_tensor(rng, swap ? full : part);
+    std::vector<const Tensor*> ins = {&a, &b};
+    Tensor ref = run_node(n, ins).at(0);
+    auto k = r.find_prepared(n.op_type, "")(n, Graph{});
+    std::vector<Tensor> outs(1);
+    KernelContext ctx(n, ins, outs, nullptr);
+    ctx.threads = 2;
+    if (!k->run(ctx)) continue;
+    ++taken;
+    ASSERT_TRUE(outs[0].shape() == ref.shape()) << n.name;
+    for (int64_t i = 0; i < ref.numel(); ++i) {
+      float x = outs[0].data<float>()[i], y = ref.data<float>()[i];
+      ASSERT_TRUE(std::memcmp(&x, &y, 4) == 0 || (std::isnan(x) && std::isnan(y)))
+          << n.name << " element " << i << ": " << x << " vs " << y << " (FIXPOINT_TEST_SEED=" << seed << ")";
+    }
+  }
+  EXPECT_GT(taken, 200);
+}
+
+// The executor uses a prepared kernel where the registry has one and the reference elsewhere;
+// a kernel that declines (here: float64) falls back to the reference.
+TEST(FastFloat, ExecutorFallsBackWhereThePreparedKernelDeclines) {
+  int n = 0;
+  const fk::F32Kernels* const* t = fk::available_f32_kernels(&n);
+  Graph g;
+  g.inputs.push_back(ValueInfo{"a", DType::Float64, std::nullopt});
+  g.outputs.push_back(ValueInfo{"y", DType::Float64, std::nullopt});
+  Node mm;
+  mm.name = "mm";
+  mm.op_type = "MatMul";
+  mm.inputs = {"a", "b"};
+  mm.outputs = {"y"};
+  g.nodes.push_back(mm);
+  Tensor b(DType::Float64, {3, 2});
+  for (int i = 0; i < 6; ++i) b.data<double>()[i] = i;
+  g.initializers["b"] = b;
+  KernelRegistry r = KernelRegistry::reference();
+  static const fk::F32Kernels* table = t[n - 1];
+  r.add_prepared("MatMul", [](const Node& node, const Graph& graph) { return fk::prepare_matmul_f32(node, graph, table); });
+  Tensor a(DType::Float64, {2, 3});
+  for (int i = 0; i < 6; ++i) a.data<double>()[i] = 1;
+  auto y = Executor(g, r).run({{"a", a}}).at("y");
+  ASSERT_EQ(y.dtype(), DType::Float64);
+  EXPECT_EQ(y.data<double>()[0], 0 + 2 + 4);
+  EXPECT_EQ(y.data<double>()[3], 1 + 3 + 5);
+}
+
+}  // namespace
+}  // namespace fixpoint
