@@ -5,11 +5,12 @@
 // the input row itself for 1x1 stride-1 convolutions and for interior panels of stride-1 ones
 // (no im2col copy), a shared zero row for padding rows, and rows packed only for strided or
 // border columns. The 6x16 microkernel computes every tile, one fma chain per output element
-// (F1); the bias is added last, as in the reference. Depthwise convolutions run
+// (F1), and adds the bias after the chain, as the reference does. Depthwise convolutions run
 // the direct plane kernel (no packing). Each output element is computed by the same chain
 // whatever the block, the batch size or the thread count, so all of them give the same bits.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "../reference/common.h"
 #include "f32_kernels.h"
@@ -109,6 +110,14 @@ class ConvF32 final : public PreparedKernel {
         bw[j] = ow * s[2] - pb[2];
       }
       bool one_row = nr == kNR && bd[0] == bd[nr - 1] && bh[0] == bh[nr - 1];
+      // Every tap of every column inside the input: gather without bounds checks.
+      bool interior = nr == kNR;
+      int64_t base[kNR];
+      for (int64_t j = 0; j < nr && interior; ++j) {
+        interior = bd[j] >= 0 && bd[j] + (kern[0] - 1) * d[0] < in[0] && bh[j] >= 0 &&
+                   bh[j] + (kern[1] - 1) * d[1] < in[1] && bw[j] >= 0 && bw[j] + (kern[2] - 1) * d[2] < in[2];
+        base[j] = (bd[j] * in[1] + bh[j]) * in[2] + bw[j];
+      }
       int64_t k = 0;
       for (int64_t ci = 0; ci < geo.cg; ++ci) {
         const float* xc = x + ci * geo.in_plane;
@@ -130,6 +139,11 @@ class ConvF32 final : public PreparedKernel {
                   for (int64_t j = 0; j < kNR; ++j) row[j] = src[j * s[2]];
                 continue;
               }
+              if (interior) {
+                const float* src = xc + (kd * d[0] * in[1] + kh * d[1]) * in[2] + kw * d[2];
+                for (int64_t j = 0; j < kNR; ++j) row[j] = src[base[j]];
+                continue;
+              }
               for (int64_t j = 0; j < kNR; ++j) {
                 float v = 0.0f;
                 if (j < nr) {
@@ -148,25 +162,29 @@ class ConvF32 final : public PreparedKernel {
     const int64_t P = geo.out_plane;
     // Columns per block: the block's B values (Kc x cols floats) stay within about 128 KiB.
     int64_t cols = std::clamp<int64_t>((32768 / std::max<int64_t>(Kc_, 1)) / kNR * kNR, kNR, 256);
-    int64_t blocks = (P + cols - 1) / cols;
-    parallel_for(geo.N * group_ * blocks, threads, [&](int64_t task) {
+    int64_t blocks = (P + cols - 1) / cols, tasks = geo.N * group_ * blocks;
+    // Scratch per worker, allocated once per call (uninitialized: indirection() writes what the
+    // microkernel reads).
+    const size_t max_rows = static_cast<size_t>(((cols + kNR - 1) / kNR) * Kc_);
+    std::vector<std::unique_ptr<float[]>> packs(parallel_slots(tasks, threads));
+    std::vector<std::unique_ptr<const float*[]>> row_lists(packs.size());
+    parallel_for_slots(tasks, threads, [&](int64_t task, int slot) {
+      if (!packs[slot]) {
+        packs[slot].reset(new float[max_rows * kNR]);
+        row_lists[slot].reset(new const float*[max_rows]);
+      }
+      const float** rows = row_lists[slot].get();
       int64_t blk = task % blocks, ng = task / blocks, g = ng % group_, n = ng / group_;
-      int64_t p0 = blk * cols, nc = std::min(cols, P - p0), panels = (nc + kNR - 1) / kNR;
-      std::vector<float> pack(static_cast<size_t>(panels * kNR * Kc_));
-      std::vector<const float*> rows(static_cast<size_t>(panels * Kc_));
-      indirection(geo, x + (n * geo.C + g * geo.cg) * geo.in_plane, p0, nc, rows.data(), pack.data());
+      int64_t p0 = blk * cols, nc = std::min(cols, P - p0);
+      indirection(geo, x + (n * geo.C + g * geo.cg) * geo.in_plane, p0, nc, rows, packs[slot].get());
       float* yg = y + (n * M_ + g * mg_) * P;
       for (int64_t mp = 0; mp < panels_; ++mp) {
         const float* a = packed_.data() + ((g * panels_ + mp) * Kc_) * kMR;
         int mr = static_cast<int>(std::min<int64_t>(kMR, mg_ - mp * kMR));
+        const float* bias = bias_.data() + g * mg_ + mp * kMR;
         for (int64_t j0 = 0; j0 < nc; j0 += kNR) {
           int nr = static_cast<int>(std::min<int64_t>(kNR, nc - j0));
-          k_->gemm_6x16_indirect(Kc_, a, rows.data() + (j0 / kNR) * Kc_, yg + mp * kMR * P + p0 + j0, P, mr, nr);
-        }
-        for (int i = 0; i < mr; ++i) {
-          float b = bias_[g * mg_ + mp * kMR + i];
-          float* row = yg + (mp * kMR + i) * P + p0;
-          for (int64_t j = 0; j < nc; ++j) row[j] = row[j] + b;
+          k_->gemm_6x16_indirect(Kc_, a, rows + (j0 / kNR) * Kc_, bias, yg + mp * kMR * P + p0 + j0, P, mr, nr);
         }
       }
     });

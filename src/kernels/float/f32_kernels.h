@@ -34,9 +34,10 @@ struct F32Kernels {
   void (*gemm_6x16)(int64_t K, const float* a, const float* b, float* c, int64_t ldc, int mr, int nr);
   // The same with B given as K row pointers, each to kNR floats (an indirection buffer: rows of
   // the input itself, a shared zero row for padding, or rows packed where the input is not
-  // contiguous). Same chain (F1), so the same bits as gemm_6x16 on the same values.
-  void (*gemm_6x16_indirect)(int64_t K, const float* a, const float* const* rows, float* c, int64_t ldc, int mr,
-                             int nr);
+  // contiguous). Same chain (F1), so the same bits as gemm_6x16 on the same values. row_bias
+  // (nullable, mr values): C[i][j] = chain + row_bias[i], one rounding after the chain.
+  void (*gemm_6x16_indirect)(int64_t K, const float* a, const float* const* rows, const float* row_bias, float* c,
+                             int64_t ldc, int mr, int nr);
   void (*dwconv_plane)(const DwPlane& p);
 };
 

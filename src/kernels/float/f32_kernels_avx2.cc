@@ -15,8 +15,14 @@ struct Avx2 {
   static constexpr int W = 8;
   static Reg zero() { return _mm256_setzero_ps(); }
   static Reg load(const float* p) { return _mm256_loadu_ps(p); }
+  // Lanes p[0], p[s], ..., p[7s]; for s == 2 two loads and a shuffle, reading p[0..15] (the
+  // caller keeps p[15] inside the row).
   static Reg load_strided(const float* p, int64_t s) {
     if (s == 1) return _mm256_loadu_ps(p);
+    if (s == 2) {
+      __m256 t = _mm256_shuffle_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8), _MM_SHUFFLE(2, 0, 2, 0));
+      return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(t), _MM_SHUFFLE(3, 1, 2, 0)));
+    }
     return _mm256_set_ps(p[7 * s], p[6 * s], p[5 * s], p[4 * s], p[3 * s], p[2 * s], p[s], p[0]);
   }
   static Reg set1(float v) { return _mm256_set1_ps(v); }

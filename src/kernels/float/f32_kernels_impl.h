@@ -18,7 +18,7 @@ struct IndirectRows {
 };
 
 template <class V, class Rows>
-void gemm_tile(int64_t K, const float* a, Rows b, float* c, int64_t ldc, int mr, int nr) {
+void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, float* c, int64_t ldc, int mr, int nr) {
   constexpr int NV = kNR / V::W;
   typename V::Reg acc[kMR][NV];
 #pragma GCC unroll 16
@@ -37,6 +37,13 @@ void gemm_tile(int64_t K, const float* a, Rows b, float* c, int64_t ldc, int mr,
       for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
     }
   }
+  if (row_bias)  // y = acc + b, after the chain (as the reference adds its bias)
+#pragma GCC unroll 16
+    for (int i = 0; i < kMR; ++i) {
+      typename V::Reg bi = V::set1(i < mr ? row_bias[i] : 0.0f);
+#pragma GCC unroll 16
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::add(acc[i][j], bi);
+    }
   if (mr == kMR && nr == kNR) {
     for (int i = 0; i < kMR; ++i)
       for (int j = 0; j < NV; ++j) V::store(c + i * ldc + j * V::W, acc[i][j]);
@@ -51,12 +58,13 @@ void gemm_tile(int64_t K, const float* a, Rows b, float* c, int64_t ldc, int mr,
 
 template <class V>
 void gemm_6x16(int64_t K, const float* a, const float* b, float* c, int64_t ldc, int mr, int nr) {
-  gemm_tile<V>(K, a, PackedRows{b}, c, ldc, mr, nr);
+  gemm_tile<V>(K, a, PackedRows{b}, nullptr, c, ldc, mr, nr);
 }
 
 template <class V>
-void gemm_6x16_indirect(int64_t K, const float* a, const float* const* rows, float* c, int64_t ldc, int mr, int nr) {
-  gemm_tile<V>(K, a, IndirectRows{rows}, c, ldc, mr, nr);
+void gemm_6x16_indirect(int64_t K, const float* a, const float* const* rows, const float* row_bias, float* c,
+                        int64_t ldc, int mr, int nr) {
+  gemm_tile<V>(K, a, IndirectRows{rows}, row_bias, c, ldc, mr, nr);
 }
 
 // One output element of a depthwise plane, taps outside the input skipped (the padding's zeros
@@ -79,15 +87,37 @@ inline float dw_element(const DwPlane& p, int64_t oh, int64_t ow) {
 template <class V>
 void dwconv_plane(const DwPlane& p) {
   // Interior columns [lo, hi): every kw tap reads inside the row, so a vector of W adjacent
-  // output columns runs the same chain as dw_element.
+  // output columns runs the same chain as dw_element. The margin sw - 1 keeps a strided load's
+  // whole span (which may read up to sw - 1 values past its last lane) inside the row.
   int64_t lo = std::min<int64_t>((p.pw + p.sw - 1) / p.sw, p.OW);
-  int64_t last = p.IW - 1 + p.pw - (p.KW - 1) * p.dw;  // ow * sw <= last
+  int64_t last = p.IW - 1 + p.pw - (p.KW - 1) * p.dw - (p.sw - 1);  // ow * sw <= last
   int64_t hi = last < 0 ? 0 : std::min<int64_t>(last / p.sw + 1, p.OW);
   hi = std::max(hi, lo);
   for (int64_t oh = 0; oh < p.OH; ++oh) {
     float* y = p.y + oh * p.OW;
     int64_t ow = 0;
     for (; ow < lo; ++ow) y[ow] = dw_element(p, oh, ow) + p.bias;
+    for (; ow + 4 * V::W <= hi; ow += 4 * V::W) {  // four vectors share each tap's broadcast
+      typename V::Reg a0 = V::zero(), a1 = V::zero(), a2 = V::zero(), a3 = V::zero();
+      for (int64_t kh = 0; kh < p.KH; ++kh) {
+        int64_t ih = oh * p.sh - p.ph + kh * p.dh;
+        if (ih < 0 || ih >= p.IH) continue;
+        const float* row = p.x + ih * p.IW + ow * p.sw - p.pw;
+        for (int64_t kw = 0; kw < p.KW; ++kw) {
+          typename V::Reg w = V::set1(p.w[kh * p.KW + kw]);
+          const float* q = row + kw * p.dw;
+          a0 = V::fma(w, V::load_strided(q, p.sw), a0);
+          a1 = V::fma(w, V::load_strided(q + V::W * p.sw, p.sw), a1);
+          a2 = V::fma(w, V::load_strided(q + 2 * V::W * p.sw, p.sw), a2);
+          a3 = V::fma(w, V::load_strided(q + 3 * V::W * p.sw, p.sw), a3);
+        }
+      }
+      typename V::Reg b = V::set1(p.bias);
+      V::store(y + ow, V::add(a0, b));
+      V::store(y + ow + V::W, V::add(a1, b));
+      V::store(y + ow + 2 * V::W, V::add(a2, b));
+      V::store(y + ow + 3 * V::W, V::add(a3, b));
+    }
     for (; ow + V::W <= hi; ow += V::W) {
       typename V::Reg acc = V::zero();
       for (int64_t kh = 0; kh < p.KH; ++kh) {

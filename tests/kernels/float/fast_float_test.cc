@@ -318,6 +318,28 @@ TEST(FastFloat, LargeConvSpansManyBlocks) {
   check(c, fk::prepare_conv_f32);
 }
 
+// Depthwise rows wide enough for the four-vector blocks, at strides 1, 2 (the shuffled load) and 3.
+TEST(FastFloat, WideDepthwiseRowsAtEveryStride) {
+  for (int64_t s : {1, 2, 3}) {
+    std::mt19937 rng(static_cast<uint32_t>(11 + s));
+    Case c;
+    c.name = cat("depthwise3x3_stride", s);
+    c.node.name = c.name;
+    c.node.op_type = "Conv";
+    c.node.inputs = {"x", "w", "b"};
+    c.node.outputs = {"y"};
+    c.node.attrs["group"] = Attribute::of_int(4);
+    c.node.attrs["strides"] = Attribute::of_ints({s, s});
+    c.node.attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
+    c.graph.initializers["w"] = random_tensor(rng, {4, 1, 3, 3});
+    c.graph.initializers["b"] = random_tensor(rng, {4});
+    c.ins = {"x"};
+    c.values = {random_tensor(rng, {2, 4, 7, 141}, true)};
+    c.K = 9;
+    check(c, fk::prepare_conv_f32);
+  }
+}
+
 // Elementwise: the reference's bits for every broadcast the fast path takes.
 TEST(FastFloat, ElementwiseGivesTheReferenceBits) {
   KernelRegistry r;
