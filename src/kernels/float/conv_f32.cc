@@ -160,9 +160,15 @@ class ConvF32 final : public PreparedKernel {
 
   void gemm(const ref::ConvGeometry& geo, const float* x, float* y, int threads) const {
     const int64_t P = geo.out_plane;
-    // Columns per block: the block's B values (Kc x cols floats) stay within about 128 KiB.
-    int64_t cols = std::clamp<int64_t>((32768 / std::max<int64_t>(Kc_, 1)) / kNR * kNR, kNR, 256);
-    int64_t blocks = (P + cols - 1) / cols, tasks = geo.N * group_ * blocks;
+    // K is taken in blocks of kKc (each chain continued from C, the same bits as one pass) so a
+    // block's B values (kKc x cols floats, 128 KiB) stay in L2 while every weight panel of the
+    // block passes over them. Tasks: (batch row, group, column block, range of weight panels);
+    // the panel ranges only split the work between threads, never a chain.
+    constexpr int64_t kKc = 256;
+    int64_t cols = std::clamp<int64_t>((32768 / std::min(std::max<int64_t>(Kc_, 1), kKc)) / kNR * kNR, kNR, 256);
+    int64_t blocks = (P + cols - 1) / cols, base_tasks = geo.N * group_ * blocks;
+    int64_t mchunks = std::clamp<int64_t>((2 * threads + base_tasks - 1) / base_tasks, 1, panels_);
+    int64_t per_chunk = (panels_ + mchunks - 1) / mchunks, tasks = base_tasks * mchunks;
     // Scratch per worker, allocated once per call (uninitialized: indirection() writes what the
     // microkernel reads).
     const size_t max_rows = static_cast<size_t>(((cols + kNR - 1) / kNR) * Kc_);
@@ -174,17 +180,25 @@ class ConvF32 final : public PreparedKernel {
         row_lists[slot].reset(new const float*[max_rows]);
       }
       const float** rows = row_lists[slot].get();
-      int64_t blk = task % blocks, ng = task / blocks, g = ng % group_, n = ng / group_;
+      int64_t mc = task % mchunks, bt = task / mchunks;
+      int64_t blk = bt % blocks, ng = bt / blocks, g = ng % group_, n = ng / group_;
       int64_t p0 = blk * cols, nc = std::min(cols, P - p0);
+      int64_t mp0 = mc * per_chunk, mp1 = std::min(panels_, mp0 + per_chunk);
+      if (mp0 >= mp1) return;
       indirection(geo, x + (n * geo.C + g * geo.cg) * geo.in_plane, p0, nc, rows, packs[slot].get());
       float* yg = y + (n * M_ + g * mg_) * P;
-      for (int64_t mp = 0; mp < panels_; ++mp) {
-        const float* a = packed_.data() + ((g * panels_ + mp) * Kc_) * kMR;
-        int mr = static_cast<int>(std::min<int64_t>(kMR, mg_ - mp * kMR));
-        const float* bias = bias_.data() + g * mg_ + mp * kMR;
-        for (int64_t j0 = 0; j0 < nc; j0 += kNR) {
-          int nr = static_cast<int>(std::min<int64_t>(kNR, nc - j0));
-          k_->gemm_6x16_indirect(Kc_, a, rows + (j0 / kNR) * Kc_, bias, yg + mp * kMR * P + p0 + j0, P, mr, nr);
+      for (int64_t k0 = 0; k0 < Kc_; k0 += kKc) {
+        int64_t kk = std::min(kKc, Kc_ - k0);
+        bool last = k0 + kk == Kc_;
+        for (int64_t mp = mp0; mp < mp1; ++mp) {
+          const float* a = packed_.data() + ((g * panels_ + mp) * Kc_ + k0) * kMR;
+          int mr = static_cast<int>(std::min<int64_t>(kMR, mg_ - mp * kMR));
+          const float* bias = last ? bias_.data() + g * mg_ + mp * kMR : nullptr;
+          for (int64_t j0 = 0; j0 < nc; j0 += kNR) {
+            int nr = static_cast<int>(std::min<int64_t>(kNR, nc - j0));
+            k_->gemm_6x16_indirect(kk, a, rows + (j0 / kNR) * Kc_ + k0, bias, k0 > 0, yg + mp * kMR * P + p0 + j0, P,
+                                   mr, nr);
+          }
         }
       }
     });

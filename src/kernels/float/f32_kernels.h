@@ -36,8 +36,10 @@ struct F32Kernels {
   // the input itself, a shared zero row for padding, or rows packed where the input is not
   // contiguous). Same chain (F1), so the same bits as gemm_6x16 on the same values. row_bias
   // (nullable, mr values): C[i][j] = chain + row_bias[i], one rounding after the chain.
-  void (*gemm_6x16_indirect)(int64_t K, const float* a, const float* const* rows, const float* row_bias, float* c,
-                             int64_t ldc, int mr, int nr);
+  // accumulate: the chains start from C's values instead of +0, so a K split into blocks
+  // (k in [0, K1) then [K1, K)) continues each chain exactly: the same bits as one call.
+  void (*gemm_6x16_indirect)(int64_t K, const float* a, const float* const* rows, const float* row_bias,
+                             bool accumulate, float* c, int64_t ldc, int mr, int nr);
   void (*dwconv_plane)(const DwPlane& p);
 };
 

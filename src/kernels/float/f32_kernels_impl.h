@@ -18,13 +18,25 @@ struct IndirectRows {
 };
 
 template <class V, class Rows>
-void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, float* c, int64_t ldc, int mr, int nr) {
+void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, bool accumulate, float* c, int64_t ldc, int mr,
+               int nr) {
   constexpr int NV = kNR / V::W;
   typename V::Reg acc[kMR][NV];
+  if (!accumulate) {
 #pragma GCC unroll 16
-  for (int i = 0; i < kMR; ++i)
+    for (int i = 0; i < kMR; ++i)
 #pragma GCC unroll 16
-    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+  } else if (mr == kMR && nr == kNR) {  // continue the chains from C (a previous K block)
+    for (int i = 0; i < kMR; ++i)
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::load(c + i * ldc + j * V::W);
+  } else {
+    float tile[kMR * kNR] = {};
+    for (int i = 0; i < mr; ++i)
+      for (int j = 0; j < nr; ++j) tile[i * kNR + j] = c[i * ldc + j];
+    for (int i = 0; i < kMR; ++i)
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::load(tile + i * kNR + j * V::W);
+  }
   for (int64_t k = 0; k < K; ++k) {
     const float* row = b[k];
     typename V::Reg bv[NV];
@@ -58,13 +70,13 @@ void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, float* 
 
 template <class V>
 void gemm_6x16(int64_t K, const float* a, const float* b, float* c, int64_t ldc, int mr, int nr) {
-  gemm_tile<V>(K, a, PackedRows{b}, nullptr, c, ldc, mr, nr);
+  gemm_tile<V>(K, a, PackedRows{b}, nullptr, false, c, ldc, mr, nr);
 }
 
 template <class V>
-void gemm_6x16_indirect(int64_t K, const float* a, const float* const* rows, const float* row_bias, float* c,
-                        int64_t ldc, int mr, int nr) {
-  gemm_tile<V>(K, a, IndirectRows{rows}, row_bias, c, ldc, mr, nr);
+void gemm_6x16_indirect(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
+                        float* c, int64_t ldc, int mr, int nr) {
+  gemm_tile<V>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr);
 }
 
 // One output element of a depthwise plane, taps outside the input skipped (the padding's zeros
