@@ -3,18 +3,51 @@
 #include <cmath>
 #include <numeric>
 
+#include "fixpoint/parallel.h"
+
 namespace fixpoint {
 
 void AbsHistogram::add(const Tensor& t) {
   if (!dtype_is_float(t.dtype())) return;
   const float* p = t.dtype() == DType::Float32 ? t.data<float>() : nullptr;
-  double inv = kBins / max_;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    double v = std::abs(p ? p[i] : t.get_f64(i));
-    if (!std::isfinite(v)) continue;
-    int b = static_cast<int>(v * inv);
-    counts_[std::min(b, kBins - 1)] += 1.0;
-  }
+  const double inv = kBins / max_;
+  // Chunks counted by the cores into integer bins, added in chunk order: counts are integers
+  // (exact in double below 2^53), so the histogram is the same for any thread count.
+  constexpr int64_t kChunk = 1 << 16;
+  const int64_t n = t.numel(), chunks = (n + kChunk - 1) / kChunk;
+  // Four interleaved copies per worker: runs of equal values (ReLU's zeros) would otherwise
+  // serialize on one counter.
+  // Bin b = min(trunc(|v| * inv), kBins - 1) in double, as one vectorizable loop per block
+  // (non-finite values to a discard bin kBins), then the counts.
+  constexpr int kWays = 4, kStride = kBins + 1;
+  constexpr int64_t kBlock = 1024;
+  std::vector<std::vector<int64_t>> bins(static_cast<size_t>(parallel_slots(chunks, default_threads())),
+                                         std::vector<int64_t>(kWays * kStride, 0));
+  parallel_for_slots(chunks, default_threads(), [&](int64_t c, int slot) {
+    int64_t* h = bins[slot].data();
+    const double scale = inv, top = kBins - 1;
+    int idx[kBlock];
+    for (int64_t i0 = c * kChunk; i0 < std::min(n, (c + 1) * kChunk); i0 += kBlock) {
+      int m = static_cast<int>(std::min(kBlock, n - i0));
+      if (p) {
+        const float* q = p + i0;
+        for (int i = 0; i < m; ++i) {
+          double x = std::fabs(static_cast<double>(q[i])) * scale;
+          idx[i] = x <= top ? static_cast<int>(x) : (x > top ? kBins - 1 : kBins);  // x > top incl. +Inf
+          if (std::isinf(q[i])) idx[i] = kBins;
+        }
+      } else {
+        for (int i = 0; i < m; ++i) {
+          double v = std::abs(t.get_f64(i0 + i));
+          idx[i] = !std::isfinite(v) ? kBins : std::min(static_cast<int>(v * scale), kBins - 1);
+        }
+      }
+      for (int i = 0; i < m; ++i) ++h[(i % kWays) * kStride + idx[i]];
+    }
+  });
+  for (const auto& h : bins)
+    for (int w = 0; w < kWays; ++w)
+      for (int b = 0; b < kBins; ++b) counts_[b] += static_cast<double>(h[w * kStride + b]);
 }
 
 AbsHistogram AbsHistogram::from_counts(double max_abs, std::vector<double> counts) {
