@@ -134,6 +134,28 @@ std::shared_ptr<CalibrationCache> merged_calibration(const CalibrationCache& a, 
 size_t calibration_samples(const CalibrationCache& c) { return c.samples; }
 bool calibration_has_histograms(const CalibrationCache& c) { return c.histograms; }
 
+bool recall_calibration(CalibrationCache& cache, const std::string& fingerprint) {
+  if (!cache.filled || cache.given || cache.fingerprint == fingerprint) return cache.filled;
+  auto it = cache.earlier.find(fingerprint);
+  if (it == cache.earlier.end()) return false;
+  CalibrationCache recalled = *it->second;
+  remember_calibration(cache, std::move(recalled));
+  return true;
+}
+
+void remember_calibration(CalibrationCache& cache, CalibrationCache value) {
+  auto earlier = std::move(cache.earlier);
+  cache.earlier.clear();
+  if (cache.filled && !cache.given) {
+    std::string key = cache.fingerprint;  // read before the move below empties it
+    earlier[key] = std::make_shared<const CalibrationCache>(std::move(cache));
+  }
+  value.earlier.clear();
+  cache = std::move(value);
+  earlier.erase(cache.fingerprint);
+  cache.earlier = std::move(earlier);
+}
+
 std::string graph_fingerprint(const Graph& g) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a 64
   auto add = [&h](const std::string& s) {

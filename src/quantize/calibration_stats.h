@@ -46,7 +46,17 @@ struct CalibrationCache {
   NonFinite input_nonfinite, tensor_nonfinite;
   std::map<std::string, Stats> stats;
   std::map<std::string, AbsHistogram> hist;
+  // Statistics this cache held for other graphs (not `given` ones), by fingerprint: analyze
+  // alternates 8- and 16-bit compiles, whose graphs differ, and each keeps its own statistics
+  // instead of recalibrating every time.
+  std::map<std::string, std::shared_ptr<const CalibrationCache>> earlier;
 };
+
+// Makes `cache` hold the statistics it keeps for `fingerprint` (its current ones move to
+// `earlier`); false when it has none for that graph.
+bool recall_calibration(CalibrationCache& cache, const std::string& fingerprint);
+// Stores `value` as the cache's current statistics, keeping the previous ones in `earlier`.
+void remember_calibration(CalibrationCache& cache, CalibrationCache value);
 
 // A name of the graph calibration runs on (its nodes' names, ops, inputs and outputs, and its
 // inputs' shapes): statistics apply only to a graph with the same fingerprint.

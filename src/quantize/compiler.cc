@@ -186,6 +186,7 @@ CompileResult compile(const Importer& import, const std::string& origin, const C
     auto& cache = opts.calibration_cache;
     std::string fingerprint = graph_fingerprint(cx.g);
     bool need_hist = opts.calib_method != "minmax";
+    if (cache) recall_calibration(*cache, fingerprint);
     if (cache && cache->filled &&
         (!calib || cache->given || (cache->fingerprint == fingerprint && (cache->histograms || !need_hist)))) {
       // Statistics given (fixpoint compile --stats) or kept from an earlier compile of the same
@@ -200,7 +201,7 @@ CompileResult compile(const Importer& import, const std::string& origin, const C
       cx.calib_nonfinite.tensors = cache->tensor_nonfinite;
     } else if (calib) {
       calibrate(cx, *calib);
-      if (cache) *cache = calibration_value(cx, calib->size(), need_hist);
+      if (cache) remember_calibration(*cache, calibration_value(cx, calib->size(), need_hist));
     } else if (cx.qdq.activations.empty()) {
       FP_CHECK(opts.qat, "--calib is required for --bits ", opts.bits, " (or use --qat for a QAT model)");
     }

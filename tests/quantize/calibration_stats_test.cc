@@ -6,6 +6,10 @@
 
 #include "compile_test_util.h"
 #include "quantize/calibration_stats.h"
+#include "quantize/histogram.h"
+
+#include <cmath>
+#include <random>
 
 namespace fixpoint {
 namespace {
@@ -27,6 +31,71 @@ TEST(CalibrationStats, FiniteRangeAndGrids) {
   Stats never;
   EXPECT_FALSE(never.seen());
   EXPECT_EQ(never.absmax(), 0.0);
+}
+
+// The float32 path (no grid tracking) skips non-finite values like the general one.
+TEST(CalibrationStats, Float32RangeSkipsNonFiniteValues) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  Stats s;
+  s.add(Tensor::from_f32({nan, -inf, 0.5f, -2.0f, inf, 7.0f, nan}, {7}), false);
+  EXPECT_EQ(s.lo, -2.0);
+  EXPECT_EQ(s.hi, 7.0);
+  Stats none;
+  none.add(Tensor::from_f32({nan, inf, -inf}, {3}), false);
+  EXPECT_FALSE(none.seen());
+  NonFinite n = count_nonfinite(Tensor::from_f32({nan, -inf, 0.5f, inf, nan, nan}, {6}));
+  EXPECT_EQ(n.nan, 3);
+  EXPECT_EQ(n.inf, 2);
+}
+
+// The blocked, multi-threaded histogram equals the plain count of min(trunc(|v| kBins / max),
+// kBins - 1) over the finite values (several chunks; zeros, NaN, Inf, values beyond max).
+TEST(CalibrationStats, HistogramEqualsThePlainCount) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(200003);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = i % 7 == 0 ? 0.0f : d(rng);
+  v[10] = std::numeric_limits<float>::quiet_NaN();
+  v[70000] = std::numeric_limits<float>::infinity();
+  v[150000] = -std::numeric_limits<float>::infinity();
+  v[150001] = 1e6f;
+  const double max = 3.0;
+  AbsHistogram h(max);
+  h.add(Tensor::from_f32(v, {static_cast<int64_t>(v.size())}));
+  std::vector<double> want(AbsHistogram::kBins, 0.0);
+  for (float x : v) {
+    double a = std::abs(static_cast<double>(x));
+    if (!std::isfinite(a)) continue;
+    want[std::min(static_cast<int>(a * (AbsHistogram::kBins / max)), AbsHistogram::kBins - 1)] += 1.0;
+  }
+  EXPECT_EQ(h.counts(), want);
+}
+
+// A cache keeps the statistics of every graph it was filled for (analyze alternates the 8-bit
+// and 16-bit graphs): recalling one brings back its own numbers, not the last graph's.
+TEST(CalibrationStats, CacheRecallsTheStatisticsOfEachGraph) {
+  auto value = [](const std::string& fp, double hi) {
+    CalibrationCache c;
+    c.filled = true;
+    c.fingerprint = fp;
+    c.stats["t"].add(Tensor::from_f32({0.0f, static_cast<float>(hi)}, {2}), false);
+    return c;
+  };
+  CalibrationCache cache;
+  EXPECT_FALSE(recall_calibration(cache, "g8"));
+  remember_calibration(cache, value("g8", 1.0));
+  EXPECT_TRUE(recall_calibration(cache, "g8"));
+  EXPECT_FALSE(recall_calibration(cache, "g16"));  // never measured: calibrate
+  remember_calibration(cache, value("g16", 2.0));
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(recall_calibration(cache, "g8"));
+    EXPECT_EQ(cache.fingerprint, "g8");
+    EXPECT_EQ(cache.stats.at("t").hi, 1.0);
+    ASSERT_TRUE(recall_calibration(cache, "g16"));
+    EXPECT_EQ(cache.fingerprint, "g16");
+    EXPECT_EQ(cache.stats.at("t").hi, 2.0);
+    EXPECT_EQ(cache.earlier.size(), 1u);
+  }
 }
 
 TEST(CalibrationStats, RangesInTheReportAreTheFloatRunsExtremes) {
