@@ -43,7 +43,8 @@ class ConvF32 final : public PreparedKernel {
     Kc_ = w.numel() / M_;
     panels_ = (mg_ + kMR - 1) / kMR;
     const float* pw = w.data<float>();
-    weights_.assign(pw, pw + w.numel());
+    // The depthwise plane kernel reads the weights as stored; other layers only the panels.
+    if (wshape_[1] == 1 && mg_ == 1) weights_.assign(pw, pw + w.numel());
     packed_.assign(static_cast<size_t>(group_ * panels_ * Kc_ * kMR), 0.0f);
     for (int64_t g = 0; g < group_; ++g)
       for (int64_t m = 0; m < mg_; ++m) {

@@ -150,6 +150,24 @@ void for_seeds(uint32_t base, int count, Make make, Prepare prepare) {
   }
 }
 
+// A case's node: named after the case, reading `inputs`, writing y.
+Node& start_node(Case& c, const std::string& op, std::vector<std::string> inputs) {
+  c.node.name = c.name;
+  c.node.op_type = op;
+  c.node.inputs = std::move(inputs);
+  c.node.outputs = {"y"};
+  return c.node;
+}
+
+// A sliding window's attributes (Conv, ConvTranspose).
+void set_window(Node& n, int64_t group, std::vector<int64_t> strides, std::vector<int64_t> dilations,
+                std::vector<int64_t> pads) {
+  n.attrs["group"] = Attribute::of_int(group);
+  n.attrs["strides"] = Attribute::of_ints(std::move(strides));
+  n.attrs["dilations"] = Attribute::of_ints(std::move(dilations));
+  n.attrs["pads"] = Attribute::of_ints(std::move(pads));
+}
+
 Case random_conv(uint32_t seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
@@ -171,14 +189,8 @@ Case random_conv(uint32_t seed) {
     x.push_back((rank == 3 ? pick(1, 5) : rank == 2 ? pick(1, 24) : pick(1, 60)) + (k - 1) * dil.back());
     w.push_back(k);
   }
-  c.node.name = c.name;
-  c.node.op_type = "Conv";
-  c.node.inputs = {"x", "w"};
-  c.node.outputs = {"y"};
-  c.node.attrs["group"] = Attribute::of_int(group);
-  c.node.attrs["strides"] = Attribute::of_ints(strides);
-  c.node.attrs["dilations"] = Attribute::of_ints(dil);
-  c.node.attrs["pads"] = Attribute::of_ints(pads);
+  start_node(c, "Conv", {"x", "w"});
+  set_window(c.node, group, strides, dil, pads);
   c.graph.initializers["w"] = random_tensor(rng, w);
   if (pick(0, 2)) {
     c.node.inputs.push_back("b");
@@ -211,14 +223,8 @@ Case random_conv_transpose(uint32_t seed) {
     x.push_back(rank == 2 ? pick(1, 12) : pick(1, 40));
     c.K *= k;
   }
-  c.node.name = c.name;
-  c.node.op_type = "ConvTranspose";
-  c.node.inputs = {"x", "w"};
-  c.node.outputs = {"y"};
-  c.node.attrs["group"] = Attribute::of_int(group);
-  c.node.attrs["strides"] = Attribute::of_ints(strides);
-  c.node.attrs["dilations"] = Attribute::of_ints(dil);
-  c.node.attrs["pads"] = Attribute::of_ints(pads);
+  start_node(c, "ConvTranspose", {"x", "w"});
+  set_window(c.node, group, strides, dil, pads);
   c.node.attrs["output_padding"] = Attribute::of_ints(opad);
   c.graph.initializers["w"] = random_tensor(rng, w);
   if (pick(0, 1)) {
@@ -240,10 +246,7 @@ Case random_matmul(uint32_t seed) {
   if (pick(0, 1)) a.push_back(pick(1, 3));
   a.push_back(M);
   a.push_back(K);
-  c.node.name = c.name;
-  c.node.op_type = "MatMul";
-  c.node.inputs = {"a", "b"};
-  c.node.outputs = {"y"};
+  start_node(c, "MatMul", {"a", "b"});
   c.ins = {"a"};
   c.values = {random_tensor(rng, a, pick(0, 4) == 0)};
   if (pick(0, 1)) {  // constant weights, packed at prepare
@@ -267,10 +270,7 @@ Case random_gemm(uint32_t seed) {
   c.name = cat("gemm_seed_", seed);
   int64_t M = pick(1, 20), K = pick(1, 400), N = pick(1, 90);
   bool tb = pick(0, 1);
-  c.node.name = c.name;
-  c.node.op_type = "Gemm";
-  c.node.inputs = {"a", "b"};
-  c.node.outputs = {"y"};
+  start_node(c, "Gemm", {"a", "b"});
   c.node.attrs["transB"] = Attribute::of_int(tb);
   c.graph.initializers["b"] = random_tensor(rng, tb ? Shape{N, K} : Shape{K, N});
   if (pick(0, 2)) {
@@ -305,10 +305,7 @@ TEST(FastFloat, LargeConvSpansManyBlocks) {
   std::mt19937 rng(7);
   Case c;
   c.name = "conv3x3_64x64_40x40";
-  c.node.name = c.name;
-  c.node.op_type = "Conv";
-  c.node.inputs = {"x", "w", "b"};
-  c.node.outputs = {"y"};
+  start_node(c, "Conv", {"x", "w", "b"});
   c.node.attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
   c.graph.initializers["w"] = random_tensor(rng, {64, 64, 3, 3});
   c.graph.initializers["b"] = random_tensor(rng, {64});
@@ -324,13 +321,7 @@ TEST(FastFloat, WideDepthwiseRowsAtEveryStride) {
     std::mt19937 rng(static_cast<uint32_t>(11 + s));
     Case c;
     c.name = cat("depthwise3x3_stride", s);
-    c.node.name = c.name;
-    c.node.op_type = "Conv";
-    c.node.inputs = {"x", "w", "b"};
-    c.node.outputs = {"y"};
-    c.node.attrs["group"] = Attribute::of_int(4);
-    c.node.attrs["strides"] = Attribute::of_ints({s, s});
-    c.node.attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
+    set_window(start_node(c, "Conv", {"x", "w", "b"}), 4, {s, s}, {1, 1}, {1, 1, 1, 1});
     c.graph.initializers["w"] = random_tensor(rng, {4, 1, 3, 3});
     c.graph.initializers["b"] = random_tensor(rng, {4});
     c.ins = {"x"};
