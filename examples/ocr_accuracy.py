@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """The PaddleOCR v4 recognizer in float, int8, int16 and auto mixed precision, from Python:
-character accuracy per rendered text line (known strings), each with a 95% bootstrap interval
-and its paired difference to float (fixpoint.evaluate). Calibration lines differ from the
-evaluation lines (different strings, fonts sizes and seeds).
+character accuracy (%) on rendered text lines with known strings, each with a 95% bootstrap
+interval and its paired difference to float (fixpoint.evaluate with a ratio metric). Calibration
+lines come from the dataset's calibration split, evaluation lines from its dev split
+(bench/accuracy/ocr_lines.py; bench/accuracy/ocr_rec.py is the full benchmark).
 
 usage: examples/ocr_accuracy.py [--lines 40] [--calib-lines 8] [--auto-mixed 1.25] [--work DIR]
 """
@@ -12,20 +13,11 @@ import sys
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from ocr_eval import ASSETS, REC, batch_for, ctc_decode, edit_distance, make_lines  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "bench", "accuracy"))
+from ocr_lines import REC_MODEL as REC, OcrLines  # noqa: E402
+from ocr_text import CharAccuracy  # noqa: E402
 
 import fixpoint  # noqa: E402
-
-with open(os.path.join(ASSETS, "ppocr_keys_v1.txt"), encoding="utf-8") as f:
-    CHARS = ["<blank>"] + [l.rstrip("\n") for l in f] + [" "]
-
-
-def char_accuracy(outputs, truth):
-    """One line's character accuracy: 1 - edit distance / length (CTC-decoded prediction)."""
-    (probs,) = outputs.values()
-    pred = ctc_decode(probs, CHARS)[0]
-    return 1.0 - edit_distance(pred, truth) / len(truth)
 
 
 def main():
@@ -36,23 +28,21 @@ def main():
     ap.add_argument("--work", default=None, help="keep the compiled programs here")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="fixpoint_ocr_")
-    calib = batch_for(make_lines(a.calib_lines, 2), 12)            # [N, 3, 48, 320]
-    truth = make_lines(a.lines, 1)
-    images = batch_for(truth, 11)
-    samples = [({"x": images[i:i + 1]}, truth[i]) for i in range(len(truth))]
-    shape = {"x": [1, 3, 48, 320]}
+    lines = OcrLines()
+    calib = [{"x": x} for x, _, _ in lines.split("calibration", a.calib_lines)]   # each [1, 3, 48, 320]
+    samples = lines.feeds("dev", a.lines)                                          # ({"x": x}, text)
     sessions = {"float": fixpoint.InferenceSession(REC)}
     programs = {"int8": dict(bits=8), "int16": dict(bits=16)}
     if a.auto_mixed:
         programs[f"auto-mixed {a.auto_mixed:g}"] = dict(bits=8, auto_mixed=a.auto_mixed)
     for name, opts in programs.items():
         print(f"compiling {name} ...", file=sys.stderr)
-        prog = fixpoint.compile(REC, {"x": calib}, shape=shape, **opts)
+        prog = fixpoint.compile(REC, calib, **opts)
         prog.save(os.path.join(work, name.replace(" ", "_")))
         sessions[name] = prog
-    r = fixpoint.evaluate(sessions, samples, char_accuracy)
+    r = fixpoint.evaluate(sessions, samples, CharAccuracy(lines.alphabet.chars))
     for i, scores in r.disagreements[:3]:
-        print(f"line #{i} {truth[i]!r}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()))
+        print(f"line #{i} {samples[i][1]!r}: " + ", ".join(f"{k} {v:.2f}" for k, v in scores.items()))
     print(f"programs in {work}")
     return r
 

@@ -19,6 +19,8 @@ from PIL import Image, ImageDraw, ImageFont
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_ocr_inputs import rec_input  # noqa: E402  (PaddleOCR rec preprocessing, one copy)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "accuracy"))
+from ocr_text import char_accuracy, ctc_decode  # noqa: E402  (one copy of the decoding)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 ASSETS = os.path.join(ROOT, "scripts", "oracle", "node_modules", "@gutenye", "ocr-models", "assets")
@@ -68,34 +70,6 @@ def batch_for(lines, seed):
     rng = np.random.default_rng(seed)
     return np.stack([preprocess(render(t, FONTS[i % len(FONTS)], int(rng.integers(26, 40))))
                      for i, t in enumerate(lines)])
-
-
-def ctc_decode(probs, chars):
-    out = []
-    for row in probs:
-        idx = row.argmax(axis=-1)
-        s, prev = [], -1
-        for k in idx:
-            if k != prev and k != 0:
-                s.append(chars[k] if k < len(chars) else "")
-            prev = k
-        out.append("".join(s))
-    return out
-
-
-def edit_distance(a, b):
-    d = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        prev, d[0] = d[0], i
-        for j, cb in enumerate(b, 1):
-            cur = min(d[j] + 1, d[j - 1] + 1, prev + (ca != cb))
-            prev, d[j] = d[j], cur
-    return d[len(b)]
-
-
-def char_accuracy(preds, truth):
-    errs = sum(edit_distance(p, t) for p, t in zip(preds, truth))
-    return 100.0 * (1 - errs / sum(len(t) for t in truth))
 
 
 def main():

@@ -81,6 +81,7 @@ class Top1:
 
 class EvalResult:
     scores: dict[str, np.ndarray]
+    weights: dict[str, np.ndarray]
     mean: dict[str, float]
     ci: dict[str, tuple[float, float]]
     diff: dict[str, tuple[float, float, float]]

@@ -57,7 +57,7 @@ def score_samples(sessions, samples, metric, batch=1, progress=False, start=0):
                 n = len(next(iter(f.values())))
                 one = {k: v[offset:offset + n] for k, v in out.items()}
                 offset += n
-                scores[name].append(float(metric(one, target)))
+                scores[name].append(score_value(metric(one, target)))
         if bar is not None:
             bar.update(len(pending))
         pending.clear()
@@ -72,15 +72,49 @@ def score_samples(sessions, samples, metric, batch=1, progress=False, start=0):
     return scores
 
 
-def bootstrap_ci(values, seed=BOOTSTRAP_SEED, resamples=BOOTSTRAP_RESAMPLES):
-    """95% percentile-bootstrap interval of the mean (seeded: the same values give the same interval)."""
-    v = np.asarray(values, dtype=np.float64)
-    if len(v) == 0:
-        return (float("nan"), float("nan"))
+def score_value(v, metric_name="metric"):
+    """A metric's value for one sample: a number, or (numerator, denominator) for a ratio metric."""
+    if isinstance(v, tuple):
+        if len(v) != 2:
+            raise Error(f"fixpoint.evaluate: {metric_name} returned a tuple of {len(v)}; a ratio metric returns "
+                        "(numerator, denominator)")
+        return (float(v[0]), float(v[1]))
+    return float(v)
+
+
+def ratio_parts(values):
+    """(numerators, denominators) of per-sample values: a plain value v is (v, 1)."""
+    num = np.array([v[0] if isinstance(v, tuple) else v for v in values], dtype=np.float64)
+    den = np.array([v[1] if isinstance(v, tuple) else 1.0 for v in values], dtype=np.float64)
+    return num, den
+
+
+def bootstrap_means(num, den, seed=BOOTSTRAP_SEED, resamples=BOOTSTRAP_RESAMPLES):
+    """sum(num[idx]) / sum(den[idx]) for `resamples` seeded resamples idx of the samples (with
+    replacement). Every session draws the same idx, so differences of these are paired."""
+    n = len(num)
     rng = np.random.default_rng(seed)
-    means = v[rng.integers(0, len(v), (resamples, len(v)))].mean(axis=1)
+    out = np.empty(resamples)
+    step = max(1, min(resamples, 4_000_000 // max(n, 1)))  # bounded memory for large datasets
+    for start in range(0, resamples, step):
+        m = min(step, resamples - start)
+        idx = rng.integers(0, n, (m, n))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + m] = num[idx].sum(axis=1) / den[idx].sum(axis=1)
+    return out
+
+
+def percentile_ci(means):
     lo, hi = np.percentile(means, [2.5, 97.5])
     return (float(lo), float(hi))
+
+
+def bootstrap_ci(values, seed=BOOTSTRAP_SEED, resamples=BOOTSTRAP_RESAMPLES):
+    """95% percentile-bootstrap interval of the mean (ratio of sums for (numerator, denominator)
+    values), seeded: the same values give the same interval."""
+    if len(values) == 0:
+        return (float("nan"), float("nan"))
+    return percentile_ci(bootstrap_means(*ratio_parts(values), seed, resamples))
 
 
 class Top1:
@@ -98,29 +132,41 @@ class Top1:
 
 class EvalResult:
     """.scores {session: per-sample values}; .mean and .ci {session: 95% interval};
-    .diff {session: (mean, lo, hi)} of session - reference (the first session) per sample,
-    paired bootstrap; .disagreements [(sample index, {session: value})] largest spread first;
-    .table (text)."""
+    .diff {session: (mean, lo, hi)} of session - reference (the first session), paired bootstrap
+    (each resample draws the same samples for every session); .disagreements [(sample index,
+    {session: value})] largest spread first; .table (text).
+
+    A metric returning (numerator, denominator) per sample is a ratio metric (character accuracy:
+    (characters right, characters)): the mean is sum(numerators) / sum(denominators), every
+    bootstrap resample takes that ratio over its samples, and .scores holds the per-sample ratios
+    with .weights the denominators. Plain values have weight 1."""
 
     def __init__(self, scores, reference=None, top=5):
-        self.scores = {k: np.asarray(v, dtype=np.float64) for k, v in scores.items()}
-        names = list(self.scores)
+        names = list(scores)
         if not names:
             raise Error("fixpoint.evaluate: no sessions")
         self.reference = reference or names[0]
-        if self.reference not in self.scores:
+        if self.reference not in scores:
             raise Error(f"fixpoint.evaluate: reference '{self.reference}' is not a session ({', '.join(names)})")
+        parts = {k: ratio_parts(v) for k, v in scores.items()}
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.scores = {k: num / den for k, (num, den) in parts.items()}
+        self.weights = {k: den for k, (_, den) in parts.items()}
         self.count = len(self.scores[names[0]])
-        self.mean = {k: float(v.mean()) if len(v) else float("nan") for k, v in self.scores.items()}
-        self.ci = {k: bootstrap_ci(v) for k, v in self.scores.items()}
-        ref = self.scores[self.reference]
-        self.diff = {}
-        for k, v in self.scores.items():
-            if k != self.reference:
-                d = v - ref
-                self.diff[k] = (float(d.mean()) if len(d) else float("nan"), *bootstrap_ci(d))
-        stack = np.stack([self.scores[k] for k in names]) if self.count else np.zeros((len(names), 0))
-        spread = stack.max(axis=0) - stack.min(axis=0) if self.count else np.zeros(0)
+        if self.count == 0:
+            nan = float("nan")
+            self.mean = {k: nan for k in names}
+            self.ci = {k: (nan, nan) for k in names}
+            self.diff = {k: (nan, nan, nan) for k in names if k != self.reference}
+            self.disagreements = []
+            return
+        self.mean = {k: float(num.sum() / den.sum()) for k, (num, den) in parts.items()}
+        boot = {k: bootstrap_means(num, den) for k, (num, den) in parts.items()}
+        self.ci = {k: percentile_ci(b) for k, b in boot.items()}
+        self.diff = {k: (self.mean[k] - self.mean[self.reference], *percentile_ci(b - boot[self.reference]))
+                     for k, b in boot.items() if k != self.reference}
+        stack = np.stack([self.scores[k] for k in names])
+        spread = stack.max(axis=0) - stack.min(axis=0)
         order = np.argsort(-spread, kind="stable")[:top]
         self.disagreements = [(int(i), {k: float(self.scores[k][i]) for k in names}) for i in order if spread[i] > 0]
 
@@ -151,7 +197,8 @@ def evaluate(sessions, samples, metric, *, batch=1, reference=None, progress=Tru
 
     sessions   {name: fixpoint.Program | fixpoint.InferenceSession | ONNX Runtime session}
     samples    iterable of {input name: array} or (feeds, target); arrays carry the batch axis
-    metric     metric(outputs {name: array}, target) -> float, one value per sample
+    metric     metric(outputs {name: array}, target) -> float, one value per sample, or
+               (numerator, denominator) for a ratio metric (see EvalResult)
     batch      samples concatenated along axis 0 per run (the model must accept that batch)
     reference  the session the others are compared with (default: the first)
     """

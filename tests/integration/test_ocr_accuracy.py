@@ -1,21 +1,82 @@
-"""Issue 3's accuracy target on a real trained model: the PaddleOCR v4 recognizer's character
-accuracy on 40 rendered text lines (scripts/ocr_eval.py, calibrated on 16 other lines), int8
-within 1 point of float and int16 equal to float (docs/accuracy.md)."""
+"""The OCR recognition benchmark (bench/accuracy, issue 15): the rendered-lines dataset is
+deterministic with disjoint splits, and a small slice of the benchmark (the dev split's first 40
+lines, 16 calibration lines) runs end to end through the Python module: the float model reads the
+lines, int8 stays near float and int16 equals it. The full benchmark runs from the script
+(docs/accuracy.md gives the commands and the numbers)."""
 import json
 import os
 import subprocess
 import sys
 
+import numpy as np
+import pytest
+
 from conftest import BUILD, ROOT
 
+sys.path.insert(0, os.path.join(ROOT, "bench", "accuracy"))
+sys.path.insert(0, os.path.join(BUILD, "python"))
+from ocr_lines import CJK_FONTS, LATIN_FONTS, SPLIT_SEEDS, OcrLines, TextSource  # noqa: E402
+from ocr_text import CharAccuracy, char_accuracy, ctc_decode  # noqa: E402
 
-def test_ocr_recognizer_int8_within_one_point_and_int16_equal_to_float(tmp_path):
-    out = tmp_path / "acc.json"
-    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "ocr_eval.py"), "--build", BUILD, "--work",
-                    str(tmp_path), "--bits", "float,8,16", "--json", str(out)], check=True, capture_output=True)
-    acc = {k: v["char_accuracy"] for k, v in json.loads(out.read_text()).items()}
-    print(f"OCR rec character accuracy: float {acc['float']:.2f}%, int8 {acc['8']:.2f}%, int16 {acc['16']:.2f}%")
-    assert acc["float"] > 80  # the rendering and decoding work: the float model reads the lines
-    assert acc["8"] >= acc["float"] - 1.0
-    # Equal up to one character of the ~1000 (measured: identical).
-    assert abs(acc["16"] - acc["float"]) <= 0.1
+
+@pytest.fixture(scope="module")
+def lines():
+    return OcrLines()
+
+
+def test_every_font_exists_and_samples_depend_only_on_split_and_index(lines):
+    assert all(os.path.exists(p) for p in LATIN_FONTS) and all(os.path.exists(p) for p, _ in CJK_FONTS)
+    a = lines.split("dev", 6)
+    b = lines.split("dev", 3, start=3)
+    for (x1, t1, k1), (x2, t2, k2) in zip(a[3:], b):
+        assert t1 == t2 and k1 == k2 and np.array_equal(x1, x2)
+    again = lines.sample("dev", 5)
+    assert again[1] == a[5][1] and np.array_equal(again[0], a[5][0])
+    x, text, _ = a[0]
+    assert x.shape == (1, 3, 48, 320) and x.dtype == np.float32 and -1 <= x.min() and x.max() <= 1
+    with pytest.raises(ValueError, match="split must be one of"):
+        lines.sample("train", 0)
+
+
+def test_splits_are_disjoint_and_cover_every_text_kind(lines):
+    texts = {s: [lines.sample(s, i)[1] for i in range(150)] for s in SPLIT_SEEDS}
+    # Short texts (a time, '25℃') may recur by chance; long ones would mean the splits share draws.
+    long = {s: {t for t in v if len(t) >= 12} for s, v in texts.items()}
+    assert not long["dev"] & long["test"] and not long["calibration"] & long["test"]
+    assert not long["calibration"] & long["dev"]
+    kinds = {lines.sample("dev", i)[2] for i in range(150)}
+    assert kinds == set(TextSource.KINDS)
+    # every character is one the recognizer can output, some beyond ASCII
+    assert all(lines.alphabet.check(t) for v in texts.values() for t in v)
+    assert any(not t.isascii() for t in texts["test"])
+
+
+def test_char_accuracy_metric_is_the_ratio_of_sums(lines):
+    chars = lines.alphabet.chars
+    probs = np.zeros((1, 6, len(chars)), np.float32)
+    for t, k in enumerate([chars.index("a"), chars.index("a"), 0, chars.index("b"), 0, chars.index("c")]):
+        probs[0, t, k] = 1
+    assert ctc_decode(probs, chars) == ["abc"]
+    m = CharAccuracy(chars)
+    assert m({"softmax_11.tmp_0": probs}, "abc") == (300.0, 3.0)
+    assert m({"softmax_11.tmp_0": probs}, "abd") == (200.0, 3.0)
+    assert char_accuracy(["abc", "x"], ["abd", "x"]) == pytest.approx(75.0)
+
+
+def test_benchmark_slice_float_int8_int16(tmp_path):
+    out = tmp_path / "rec.json"
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "accuracy", "ocr_rec.py"), "--split", "dev",
+                        "--lines", "40", "--calib", "16", "--rows", "float,int8,int16", "--json", str(out),
+                        "--quiet"], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": os.path.join(BUILD, "python")})
+    assert p.returncode == 0, p.stderr[-3000:]
+    rows = json.loads(out.read_text())["rows"]
+    acc = {k: v["mean"] for k, v in rows.items()}
+    print(p.stdout)
+    assert acc["float"] > 85  # the rendering, preprocessing and decoding work: float reads the lines
+    lo, hi = rows["float"]["ci"]
+    assert lo <= acc["float"] <= hi
+    # 40 lines: the paired interval of int8 - float must reach 0 within 2 points (dev measurements:
+    # docs/accuracy.md), and int16 must equal float up to one character of the ~500.
+    assert rows["int8 [16]"]["diff"][2] >= 0 and acc["int8 [16]"] >= acc["float"] - 2.0
+    assert abs(acc["int16 [16]"] - acc["float"]) <= 0.25

@@ -66,3 +66,44 @@ def test_dask_evaluate_on_a_local_cluster_gives_the_single_process_numbers(setup
     for k in paths:
         assert np.array_equal(r.scores[k], local.scores[k]), k
     assert r.ci == local.ci and r.diff == local.diff
+
+
+class FixedOutputs:
+    """A session whose output for sample i is row i of a table (feeds carry the row index)."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def run(self, feeds):
+        return {"y": self.rows[feeds["i"][:, 0]]}
+
+
+def test_ratio_metric_is_a_ratio_of_sums_with_paired_resamples():
+    # (numerator, denominator) per sample, like character accuracy: (characters right, characters)
+    rng = np.random.default_rng(11)
+    n = 60
+    lengths = rng.integers(1, 30, n).astype(np.float64)
+    right_a = np.minimum(lengths, rng.integers(0, 30, n))
+    right_b = np.minimum(lengths, right_a + rng.integers(0, 2, n))
+    sessions = {"a": FixedOutputs(right_a), "b": FixedOutputs(right_b), "a2": FixedOutputs(right_a.copy())}
+    samples = [({"i": np.array([[i]])}, lengths[i]) for i in range(n)]
+
+    def metric(outputs, target):
+        return (float(outputs["y"][0]), float(target))
+
+    r = fixpoint.evaluate(sessions, samples, metric, batch=7, progress=False, show=False)
+    assert r.mean["a"] == pytest.approx(right_a.sum() / lengths.sum())  # not the mean of per-line ratios
+    assert r.mean["a"] != pytest.approx(np.mean(right_a / lengths))
+    assert np.array_equal(r.weights["a"], lengths) and np.allclose(r.scores["b"], right_b / lengths)
+    # the interval is the percentile interval of resampled ratios of sums (same seeded draws)
+    idx = np.random.default_rng(0).integers(0, n, (2000, n))
+    boot_a = right_a[idx].sum(1) / lengths[idx].sum(1)
+    boot_b = right_b[idx].sum(1) / lengths[idx].sum(1)
+    assert r.ci["a"] == pytest.approx(tuple(np.percentile(boot_a, [2.5, 97.5])))
+    m, lo, hi = r.diff["b"]
+    assert m == pytest.approx(r.mean["b"] - r.mean["a"]) and m > 0
+    assert (lo, hi) == pytest.approx(tuple(np.percentile(boot_b - boot_a, [2.5, 97.5])))
+    # paired: a session identical to the reference differs by exactly 0 in every resample
+    assert r.diff["a2"] == (0.0, 0.0, 0.0)
+    with pytest.raises(fixpoint.Error, match="ratio metric"):
+        fixpoint.evaluate(sessions, samples, lambda o, t: (1.0, 2.0, 3.0), progress=False, show=False)
