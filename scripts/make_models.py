@@ -18,6 +18,10 @@ Models:
   topk_head      a conv backbone (Conv+Relu x2, GAP, Gemm) whose 20 scores go through TopK(k=3):
                  an op the fixed-point engine lacks, so it runs on the CPU; topk_head_input.npy
                  (batch 3) and topk_head_calib.npy
+  planted_fault  four Convs (Relu between) where conv_7's output channel 5 is scaled x1000 (weights and
+                 bias) and conv_11 divides its input channel 5 by 1000: float output unchanged, but
+                 one 8-bit scale must cover a range 1000x the other channels' (issue 15's test of
+                 --auto-mixed); planted_fault_calib.npy (16) and planted_fault_input.npy (8)
   shape_ops      a graph whose Reshape target is computed by Shape/Gather/Unsqueeze/Concat,
                  with Resize, Pad, Split, Transpose, Slice: exercises constant folding
 """
@@ -240,7 +244,31 @@ def topk_head():
                "topk_head_calib.npy": rng.uniform(0, 1, (8, 3, 32, 32)).astype(np.float32)}
 
 
+def planted_fault():
+    b = Builder(7)
+    x = b.node("Relu", [b.conv("image", 3, 8, 3, pad=1)])
+    x = b.node("Relu", [b.conv(x, 8, 16, 3, pad=1)])
+    x = b.node("Relu", [b.conv(x, 16, 16, 3, pad=1)])
+    b.conv(x, 16, 8, 3, pad=1)
+    b.nodes[-1].output[0] = "features"
+    inits = {t.name: t for t in b.inits}
+    planted, reader = b.nodes[2], b.nodes[4]  # conv_7 and conv_11
+    w2, b2 = (numpy_helper.to_array(inits[n]).copy() for n in planted.input[1:3])
+    w3 = numpy_helper.to_array(inits[reader.input[1]]).copy()
+    w2[5] *= 1000
+    b2[5] *= 1000
+    w3[:, 5] /= 1000  # Relu(1000 t) / 1000 = Relu(t): the float function is unchanged
+    for name, arr in zip(list(planted.input[1:3]) + [reader.input[1]], (w2, b2, w3)):
+        inits[name].CopyFrom(numpy_helper.from_array(arr.astype(np.float32), name))
+    m = b.model("planted_fault", [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["batch", 3, 32, 32])],
+                [helper.make_tensor_value_info("features", TensorProto.FLOAT, ["batch", 8, 32, 32])])
+    rng = np.random.default_rng(70)
+    return m, {"planted_fault_calib.npy": rng.uniform(0, 1, (16, 3, 32, 32)).astype(np.float32),
+               "planted_fault_input.npy": rng.uniform(0, 1, (8, 3, 32, 32)).astype(np.float32)}
+
+
 MODELS = {
+    "planted_fault": planted_fault,
     "tiny_cnn": tiny_cnn,
     "resnet18": resnet18,
     "mlp_batch5": lambda: mlp(5),

@@ -15,7 +15,7 @@ struct CompileArgs {
   double auto_mixed = 0;  // 0: off
   bool qat = false, quiet = false, bias_correction = false, asymmetric = false, symmetric = false,
        narrow_intermediates = false;
-  std::vector<std::string> calib, stats, shapes, bits16, bits8, params16, deny, allow, disabled_passes;
+  std::vector<std::string> calib, stats, shapes, bits16, bits8, params16, out16, deny, allow, disabled_passes;
 };
 
 // Adds --bits, --calib, --stats, --calib-method, ..., --config to a subcommand.

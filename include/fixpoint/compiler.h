@@ -27,6 +27,9 @@ struct CompileOptions {
   std::vector<std::string> bits16;     // layers with 16-bit activations and weights
   std::vector<std::string> bits8;      // in a 16-bit program (bits = 16): layers kept at 8 bits
   std::vector<std::string> params16;   // layers with 16-bit weights only
+  // 8-bit layers whose output tensors are stored at 16 bits (the layer computes at 8 bits; its
+  // readers take 16-bit inputs): a tensor's encoding promoted without its producer's weights.
+  std::vector<std::string> out16;
   ShapeBindings shapes;
   std::vector<std::string> deny;       // nodes forced to the CPU (same LIST syntax)
   std::vector<std::string> allow;      // when non-empty, only these may run on the accelerator

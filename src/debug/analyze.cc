@@ -10,38 +10,15 @@
 #include "fixpoint/compare.h"
 #include "fixpoint/error.h"
 #include "fixpoint/npy.h"
+#include "fixpoint/output_error.h"
 #include "fixpoint/partition.h"
-#include "fixpoint/program_runner.h"
 
 namespace fixpoint {
 namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-using Outputs = std::vector<std::map<std::string, Tensor>>;  // graph outputs per input set
-
-Outputs run_program(const Program& p, const std::vector<std::map<std::string, Tensor>>& inputs, int threads) {
-  ProgramRunner runner(p);
-  runner.set_threads(threads);
-  Outputs r;
-  for (const auto& in : inputs) r.push_back(runner.run(with_batch_dim(in, p.inputs)).values);
-  return r;
-}
-
-// SNR of every output element against the float reference, all outputs and inputs pooled.
-double pooled_snr(const Outputs& ref, const Outputs& got) {
-  double signal = 0, noise = 0;
-  for (size_t i = 0; i < ref.size(); ++i)
-    for (const auto& [name, r] : ref[i]) {
-      const Tensor& g = got[i].at(name);
-      for (int64_t k = 0; k < r.numel(); ++k) {
-        double a = r.get_f64(k), d = a - g.get_f64(k);
-        signal += a * a;
-        noise += d * d;
-      }
-    }
-  return snr_db(signal, noise);
-}
+using Outputs = OutputSets;
 
 void write_outputs(const Outputs& outs, const fs::path& dir) {
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -109,7 +86,7 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
   int evals = 0;
   auto score = [&](const Program& p) {
     Outputs got = run_program(p, inputs, so.threads);
-    if (snr) return pooled_snr(ref, got);
+    if (snr) return output_error(ref, got).snr_db();
     if (so.metric_fn) return so.metric_fn(got, ref);
     fs::path dir = work / ("fixed_" + std::to_string(evals++));
     write_outputs(got, dir);

@@ -2,28 +2,50 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
+#include <tuple>
 
 #include "fixpoint/compare.h"
 #include "fixpoint/error.h"
 #include "fixpoint/inspect.h"
 #include "fixpoint/model.h"
+#include "fixpoint/output_error.h"
+#include "fixpoint/parallel.h"
 
 namespace fixpoint {
+
+namespace {
+
+constexpr size_t kMeasured = 24;        // screened candidates measured at the output
+constexpr size_t kMeasureSamples = 8;   // calibration samples the output is measured on
+
+}  // namespace
 
 AutoMixedResult choose_mixed_precision(const std::string& model_path, const CompileOptions& opts,
                                        const CalibrationSource& calib, double factor, size_t samples) {
   FP_CHECK(factor >= 1.0, "--auto-mixed ", factor, ": the factor is a cost ratio and must be >= 1");
   FP_CHECK(opts.bits == 8, "--auto-mixed chooses 16-bit layers in an 8-bit program: use --bits 8");
   FP_CHECK(calib.size() > 0, "--auto-mixed needs --calib samples to measure sensitivity");
+  auto progress = [&](const std::string& s) {
+    if (opts.progress) opts.progress(s);
+  };
   CompileOptions o8 = opts;
   o8.progress = {};
-  CompileResult base = compile_model(model_path, o8, &calib);
-  Comparer cmp(std::move(base.program));
+  if (!o8.calibration_cache) o8.calibration_cache = make_calibration_cache();  // one calibration per graph
+  auto compile = [&](int bits, const std::vector<std::string>& extra16, const std::vector<std::string>& extra_out16) {
+    CompileOptions c = o8;
+    c.bits = bits;
+    c.bits16.insert(c.bits16.end(), extra16.begin(), extra16.end());
+    c.out16.insert(c.out16.end(), extra_out16.begin(), extra_out16.end());
+    return compile_model(model_path, c, bits == 32 ? nullptr : &calib).program;
+  };
+
+  // 1. Screen: every layer's own/encoding error from a float-vs-fixed comparison (compare.h).
+  Comparer cmp(compile(8, {}, {}));
   size_t n = std::min(samples, calib.size());
   for (size_t i = 0; i < n; ++i) {
-    auto s = with_batch_dim(calib.sample(i), cmp.program().inputs);
-    cmp.add_sample(s);
-    if (opts.progress) opts.progress(cat("auto-mixed: measured sensitivity on sample ", i + 1, "/", n));
+    cmp.add_sample(with_batch_dim(calib.sample(i), cmp.program().inputs));
+    progress(cat("auto-mixed: screened layers on sample ", i + 1, "/", n));
   }
   // Per op: MACs from the float graph bound to the first sample's shapes, else output elements.
   PipelineOptions po;
@@ -32,47 +54,157 @@ AutoMixedResult choose_mixed_precision(const std::string& model_path, const Comp
   ModelStats st = model_stats(load_model(model_path, po));
   std::map<std::string, int64_t> macs;
   for (const auto& l : st.layers) macs[l.name] = l.macs;
+  // A candidate is a layer at 16 bits (cost: its own 8-bit cost again) or, where the layer's
+  // output encoding is its worse error, only its output stored at 16 bits (cost: every reader's
+  // 8-bit cost again, as a 16-bit input doubles a reader's multiply-accumulates).
   struct Cand {
+    Cand(std::string n, bool out, double snr, double c) : name(std::move(n)), output_only(out), local_snr(snr), cost8(c) {}
     std::string name;
-    double local_snr, cost8;
+    bool output_only;
+    double local_snr, cost8;  // cost8: what promoting adds
+    bool measured = false;
+    double noise16 = 0, gain = 0;  // output noise with this candidate alone; all-8 noise minus it
+    std::string failed;            // why its program did not compile (then it is never chosen)
   };
   std::vector<Cand> cands;
   std::map<std::string, double> cost8;
+  std::vector<const LayerError*> layers;
   for (const auto& e : cmp.layers()) {
     if (!e.count || e.kind == "float" || cost8.count(e.name)) continue;
     double c = macs.count(e.name) && macs[e.name] > 0 ? static_cast<double>(macs[e.name])
                                                       : static_cast<double>(e.count) / static_cast<double>(n);
     cost8[e.name] = c;
-    cands.push_back({e.name, e.guilt_snr_db(), c});  // own or encoding error, whichever is worse
+    layers.push_back(&e);
+    cands.emplace_back(e.name, false, e.guilt_snr_db(), c);  // own or encoding error, whichever is worse
   }
   double total8 = 0;
   for (const auto& [name, c] : cost8) total8 += c;
-  double budget = factor * total8, total = total8;
-  // Greedy by value per cost: a layer's 8-bit noise (relative power 10^(-SNR/10)) per unit of
-  // cost it adds at 16 bits. Ranking by SNR alone spent most of a 1.25x budget on one large Conv
-  // of PaddleOCR's recognizer; this ranking takes the cheap noisy layers (tables, elementwise ops)
-  // first and large layers when they are noisy enough to be worth their MACs.
+  std::map<std::string, std::vector<std::string>> readers;  // op output tensor -> reading ops
+  for (const auto& op : cmp.program().ops)
+    for (const auto& in : op.node.inputs) readers[in].push_back(op.node.name);
+  for (const LayerError* e : layers) {
+    if (!(e->encoding_snr_db() < e->own_snr_db())) continue;
+    auto it = readers.find(e->output);
+    if (it == readers.end()) continue;
+    double c = 0;
+    bool known = true;
+    for (const auto& r : it->second) {
+      known = known && cost8.count(r);
+      c += known ? cost8[r] : 0;
+    }
+    if (known && c > 0) cands.emplace_back(e->name, true, e->encoding_snr_db(), c);
+  }
+  double budget = factor * total8;
+  // Screening order: a layer's 8-bit noise (relative power 10^(-SNR/10)) per unit of cost it adds
+  // at 16 bits, so cheap noisy layers (tables, elementwise ops) are measured as well as large
+  // layers that are noisy enough to be worth their MACs.
   auto density = [](const Cand& c) { return std::pow(10.0, -c.local_snr / 10.0) / std::max(c.cost8, 1.0); };
   std::stable_sort(cands.begin(), cands.end(), [&](const Cand& a, const Cand& b) { return density(a) > density(b); });
-  AutoMixedResult r;
-  nlohmann::json decisions = nlohmann::json::array();
-  for (const auto& c : cands) {
-    std::string decision;
-    if (c.local_snr >= 40.0) decision = "kept at 8 bits (local SNR >= 40 dB)";
-    else if (total + c.cost8 > budget) decision = "kept at 8 bits (over budget)";
-    else {
-      total += c.cost8;  // 16 bits doubles the layer's cost
-      r.bits16.push_back(c.name);
-      decision = "16 bits";
+
+  // 2. Measure: the graph outputs on calibration samples against the float reference, all at 8
+  // bits and with each screened candidate alone at 16 bits (the same calibration statistics).
+  OutputSets inputs;
+  for (size_t i = 0; i < std::min(kMeasureSamples, calib.size()); ++i) inputs.push_back(calib.sample(i));
+  int threads = default_threads();
+  OutputSets ref = run_program(compile(32, {}, {}), inputs, threads);
+  OutputError all8 = output_error(ref, run_program(cmp.program(), inputs, threads));
+  std::vector<Cand*> measured;
+  for (auto& c : cands) {
+    if (measured.size() >= kMeasured) break;
+    if (c.local_snr >= 40.0 || total8 + c.cost8 > budget) continue;
+    try {
+      Program p = c.output_only ? compile(8, {}, {c.name}) : compile(8, {c.name}, {});
+      c.noise16 = output_error(ref, run_program(p, inputs, threads)).noise;
+    } catch (const Error& e) {
+      c.failed = e.what();  // a combination the compiler rejects is skipped, never fatal
+      continue;
     }
-    decisions.push_back({{"name", c.name}, {"local_snr_db", c.local_snr}, {"cost_8bit", c.cost8},
-                         {"noise_per_cost", density(c)}, {"decision", decision}});
+    c.gain = all8.noise - c.noise16;
+    c.measured = true;
+    measured.push_back(&c);
+    progress(cat("auto-mixed: ", c.name, c.output_only ? "'s output" : "", " alone at 16 bits: output SNR ",
+                 snr_db(all8.signal, c.noise16), " dB (all 8-bit ", all8.snr_db(), " dB)"));
+  }
+
+  // 3. Choose: greedy by measured output-noise reduction per added cost, within the budget.
+  std::stable_sort(measured.begin(), measured.end(),
+                   [](const Cand* a, const Cand* b) { return a->gain / a->cost8 > b->gain / b->cost8; });
+  std::vector<const Cand*> chosen;
+  std::map<const Cand*, std::string> decision;
+  std::set<std::string> promoted;  // layers with a chosen candidate (a layer or its output)
+  double total = total8, predicted_noise = all8.noise;
+  for (Cand* c : measured) {
+    if (c->gain <= 0) decision[c] = "kept at 8 bits (16 bits did not reduce the output error)";
+    else if (promoted.count(c->name)) decision[c] = "kept (the layer is already promoted)";
+    else if (total + c->cost8 > budget) decision[c] = "kept at 8 bits (over budget)";
+    else {
+      total += c->cost8;
+      predicted_noise -= c->gain;
+      chosen.push_back(c);
+      promoted.insert(c->name);
+      decision[c] = c->output_only ? "output at 16 bits" : "16 bits";
+    }
+  }
+  auto split = [](const std::vector<const Cand*>& cs) {
+    std::pair<std::vector<std::string>, std::vector<std::string>> r;  // (bits16, out16)
+    for (const Cand* c : cs) (c->output_only ? r.second : r.first).push_back(c->name);
+    return r;
+  };
+  // Gains of separate layers add only approximately (their errors interact): measure the chosen
+  // set itself, and keep the best single layer instead when the set does worse than it.
+  double measured_noise = all8.noise;
+  bool fallback = false;
+  if (!chosen.empty()) {
+    auto [b16, o16] = split(chosen);
+    try {
+      measured_noise = output_error(ref, run_program(compile(8, b16, o16), inputs, threads)).noise;
+    } catch (const Error&) {
+      measured_noise = all8.noise * 2 + 1;  // the set does not compile together: fall back below
+    }
+    const Cand* best = chosen.front();  // the best single candidate that fits the budget alone
+    for (const Cand* c : measured)
+      if (c->gain > 0 && total8 + c->cost8 <= budget && c->noise16 < best->noise16) best = c;
+    if (measured_noise > best->noise16) {
+      fallback = true;
+      for (const Cand* c : chosen)
+        decision[c] = "kept at 8 bits (the chosen set measured worse than " + best->name + " alone)";
+      chosen = {best};
+      decision[best] = best->output_only ? "output at 16 bits" : "16 bits";
+      total = total8 + best->cost8;
+      predicted_noise = measured_noise = best->noise16;
+    }
+    progress(cat("auto-mixed: ", chosen.size(), " promotion(s): output SNR ", all8.snr_db(), " -> ",
+                 snr_db(all8.signal, measured_noise), " dB on ", inputs.size(), " calibration sample(s)"));
+  }
+
+  AutoMixedResult r;
+  std::tie(r.bits16, r.out16) = split(chosen);
+  nlohmann::json report_layers = nlohmann::json::array();
+  for (const auto& c : cands) {
+    nlohmann::json l = {{"name", c.name}, {"promote", c.output_only ? "output" : "layer"}, {"local_snr_db", c.local_snr},
+                        {"added_cost", c.cost8}, {"noise_per_cost", density(c)}};
+    if (c.measured) l["output_snr_db_alone_at_16"] = snr_db(all8.signal, c.noise16);
+    l["decision"] = decision.count(&c)      ? decision[&c]
+                    : !c.failed.empty()     ? "kept at 8 bits (does not compile: " + c.failed + ")"
+                    : c.local_snr >= 40.0   ? "kept at 8 bits (local SNR >= 40 dB)"
+                    : total8 + c.cost8 > budget ? "kept at 8 bits (over budget alone)"
+                                                                 : "kept at 8 bits (not among the measured candidates)";
+    report_layers.push_back(std::move(l));
   }
   r.report = {{"factor", factor},
-              {"cost_model", "MACs for Conv/ConvTranspose/Gemm/MatMul, output elements otherwise; x2 at 16 bits"},
-              {"ranking", "10^(-local SNR/10) / cost, largest first"},
-              {"cost_all_8bit", total8}, {"budget", budget}, {"cost_chosen", total}, {"bits16", r.bits16},
-              {"sensitivity_samples", n}, {"layers", decisions}};
+              {"cost_model", "MACs for Conv/ConvTranspose/Gemm/MatMul, output elements otherwise; a layer at 16 bits adds its "
+                             "cost again, its output alone at 16 bits adds its readers' costs"},
+              {"screening", "10^(-local SNR/10) / cost, largest first; the first " + std::to_string(kMeasured) +
+                                " within budget measured at the output"},
+              {"ranking", "measured output noise reduction / cost, largest first"},
+              {"cost_all_8bit", total8}, {"budget", budget}, {"cost_chosen", total}, {"bits16", r.bits16}, {"out16", r.out16},
+              {"screening_samples", n}, {"measure_samples", inputs.size()},
+              {"output_snr_db", {{"all_8bit", all8.snr_db()},
+                                 // gains that add up to all the noise overlap: no additive prediction
+                                 {"predicted", predicted_noise > 0 ? nlohmann::json(snr_db(all8.signal, predicted_noise))
+                                                                   : nlohmann::json(nullptr)},
+                                 {"measured", snr_db(all8.signal, measured_noise)}}},
+              {"fallback_to_best_single", fallback}, {"layers", report_layers}};
   return r;
 }
 

@@ -112,6 +112,8 @@ void apply_compile_options(CompileJob& job, const nlohmann::json& obj, const std
         o.qat = v.get<bool>();
       } else if (k == "bits16" || k == "output_feature_16bit_names_list") {
         o.bits16 = json_list(v, k, origin);
+      } else if (k == "out16") {
+        o.out16 = json_list(v, k, origin);
       } else if (k == "bits8") {
         o.bits8 = json_list(v, k, origin);
       } else if (k == "params16" || k == "params_16bit_names_list") {
@@ -190,17 +192,21 @@ CompileJobResult run_compile_job(const std::string& model_path, const CompileJob
     FP_CHECK(calib, "auto mixed precision needs calibration samples to measure sensitivity");
     AutoMixedResult am = choose_mixed_precision(model_path, o, *calib, job.auto_mixed);
     for (const auto& n : am.bits16) o.bits16.push_back(n);
+    for (const auto& n : am.out16) o.out16.push_back(n);
     auto_mixed = am.report;
     r.mixed_precision = nlohmann::json{{"bits16", o.bits16}};
+    if (!o.out16.empty()) r.mixed_precision["out16"] = o.out16;
     if (o.progress)
-      o.progress(cat("auto-mixed: ", am.bits16.size(), " layer(s) at 16 bits, cost ", am.report["cost_chosen"].get<double>(),
+      o.progress(cat("auto-mixed: ", am.bits16.size(), " layer(s) and ", am.out16.size(), " output(s) at 16 bits, cost ",
+                     am.report["cost_chosen"].get<double>(),
                      " of budget ", am.report["budget"].get<double>()));
   }
   r.compiled = compile_model(model_path, o, calib);
   if (!auto_mixed.is_null()) {
     r.compiled.report["auto_mixed"] = auto_mixed;
     r.compiled.report_text += cat("\nauto mixed precision (--auto-mixed ", job.auto_mixed, "): ", auto_mixed["bits16"].size(),
-                                  " layer(s) at 16 bits, listed in mixed_precision.json\n");
+                                  " layer(s) and ", auto_mixed["out16"].size(),
+                                  " output(s) at 16 bits, listed in mixed_precision.json\n");
   }
   return r;
 }

@@ -105,6 +105,22 @@ using Importer = std::function<Graph(const ImportOptions&)>;
 
 // Reads a model with `import` (given ImportOptions) and runs the steps before calibration: the
 // graph calibration measures (after the compile-time passes) and the partition.
+// Every entry of a layer list must name something: a typo in --bits16 would otherwise compile
+// the layer at 8 bits without a word. An entry may match a node of the model as imported (names
+// the user sees in Netron) or of the rewritten graph (names --auto-mixed and reports give).
+void check_layer_lists(const CompileOptions& opts, const std::vector<Node>& source, const std::vector<Node>& rewritten) {
+  const std::pair<const char*, const std::vector<std::string>*> lists[] = {
+      {"--bits16", &opts.bits16}, {"--bits8", &opts.bits8}, {"--params16", &opts.params16},
+      {"--out16", &opts.out16},   {"--deny", &opts.deny},   {"--allow", &opts.allow}};
+  auto any = [](const std::vector<Node>& nodes, const std::string& p) {
+    return std::any_of(nodes.begin(), nodes.end(), [&](const Node& n) { return layer_matches(p, n); });
+  };
+  for (const auto& [option, patterns] : lists)
+    for (const auto& p : *patterns)
+      FP_CHECK(any(source, p) || any(rewritten, p), option, " '", p, "' matches no node of the model (give node names, "
+               "output tensor names, globs such as 'conv*' or op:TYPE; `fixpoint inspect` lists them)");
+}
+
 void build_context(CompileContext& cx, const Importer& import, const std::string& origin, const CalibrationSource* calib) {
   const CompileOptions& opts = cx.opts;
   FP_CHECK(opts.bits == 8 || opts.bits == 16 || opts.bits == 32, "--bits must be 8, 16 or 32, got ", opts.bits);
@@ -132,7 +148,9 @@ void build_context(CompileContext& cx, const Importer& import, const std::string
   po.before_passes = [&cx](Graph& g) { cx.qdq.weights = qdq_weights(g); };
   ImportOptions io;
   io.shapes = opts.shapes;
-  cx.g = simplify_model(import(io), po);
+  Graph imported = import(io);
+  std::vector<Node> source_nodes = imported.nodes;  // names a layer list may give (attributes share storage)
+  cx.g = simplify_model(std::move(imported), po);
   PassLog qlog;
   cx.qdq.activations = fold_qdq_pairs(cx.g, qlog);
   for (const auto& e : qlog.entries) cx.log_rewrite("fold_qdq", e.detail, e.nodes);
@@ -148,6 +166,7 @@ void build_context(CompileContext& cx, const Importer& import, const std::string
     disabled.push_back("split_concat_conv");
   PassLog plog = PassManager::compile_time(disabled).run(cx.g);
   for (const auto& l : plog.lines) cx.rewrites.push_back(l);
+  check_layer_lists(opts, source_nodes, cx.g.nodes);
   for (const auto& e : plog.entries)
     cx.rewrite_entries.push_back({{"pass", e.pass}, {"detail", e.detail}, {"nodes", e.nodes}});
   cx.part = partition_graph(cx.g, PartitionOptions{opts.deny, opts.allow});

@@ -1,5 +1,6 @@
 // Width policy (docs/arithmetic.md §2.7): which width each layer computes at (--bits, --bits16,
-// --bits8, --params16) and which tensors of 8-bit layers stay 16-bit inside fused kernels.
+// --bits8, --params16), which tensors of 8-bit layers stay 16-bit inside fused kernels, and
+// which 8-bit layers store their outputs at 16 bits (--out16).
 #include "quantize/width_policy.h"
 
 #include <algorithm>
@@ -56,6 +57,7 @@ int qdq_bits(const CompileContext& cx, const std::string& t, int bits) {
 
 int out_bits(const CompileContext& cx, const QOp& op, const std::string& out) {
   if (qdq_bits(cx, out, op.bits) == 16) return 16;
+  if (op.bits == 8 && layer_matches_any(cx.opts.out16, op.node)) return 16;  // --out16
   return op.bits == 8 && cx.fused_intermediates.count(out) ? 16 : op.bits;
 }
 

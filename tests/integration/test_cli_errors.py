@@ -207,3 +207,14 @@ def test_every_subcommand_has_help():
     for sub in ["inspect", "run"]:
         p = run_cli(sub, "--help")
         assert "Usage" in p.stdout and sub in p.stdout
+
+
+@pytest.mark.parametrize("option", ["--bits16", "--params16", "--out16", "--deny", "--allow"])
+def test_a_layer_list_entry_that_matches_nothing_is_an_error(models, tmp_path, option):
+    # A typo used to compile the layer at its default width without a word.
+    calib = f"image={os.path.join(models, 'tiny_cnn_input.npy')}"
+    expect_error(["compile", os.path.join(models, "tiny_cnn.onnx"), "--calib", calib, "-o", tmp_path / "p", option,
+                  "conv_3,cnov_typo"], option, "'cnov_typo' matches no node", code=1)
+    # names of the model as imported, output tensor names, globs and op:TYPE all match
+    run_cli("compile", os.path.join(models, "tiny_cnn.onnx"), "--calib", calib, "-o", tmp_path / "ok", "-q",
+            "--bits16", "conv_*,op:Gemm,probabilities")

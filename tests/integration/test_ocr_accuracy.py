@@ -1,5 +1,5 @@
 """The OCR recognition benchmark (bench/accuracy, issue 15): the rendered-lines dataset is
-deterministic with disjoint splits, and a small slice of the benchmark (the dev split's first 40
+deterministic with disjoint splits, and a small slice of the benchmark (the dev split's first 64
 lines, 16 calibration lines) runs end to end through the Python module: the float model reads the
 lines, int8 stays near float and int16 equals it. The full benchmark runs from the script
 (docs/accuracy.md gives the commands and the numbers)."""
@@ -66,7 +66,7 @@ def test_char_accuracy_metric_is_the_ratio_of_sums(lines):
 def test_benchmark_slice_float_int8_int16(tmp_path):
     out = tmp_path / "rec.json"
     p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "accuracy", "ocr_rec.py"), "--split", "dev",
-                        "--lines", "40", "--calib", "16", "--rows", "float,int8,int16", "--json", str(out),
+                        "--lines", "64", "--calib", "16", "--rows", "float,int8,int16", "--json", str(out),
                         "--quiet"], capture_output=True, text=True,
                        env={**os.environ, "PYTHONPATH": os.path.join(BUILD, "python")})
     assert p.returncode == 0, p.stderr[-3000:]
@@ -76,7 +76,8 @@ def test_benchmark_slice_float_int8_int16(tmp_path):
     assert acc["float"] > 85  # the rendering, preprocessing and decoding work: float reads the lines
     lo, hi = rows["float"]["ci"]
     assert lo <= acc["float"] <= hi
-    # 40 lines: the paired interval of int8 - float must reach 0 within 2 points (dev measurements:
-    # docs/accuracy.md), and int16 must equal float up to one character of the ~500.
-    assert rows["int8 [16]"]["diff"][2] >= 0 and acc["int8 [16]"] >= acc["float"] - 2.0
-    assert abs(acc["int16 [16]"] - acc["float"]) <= 0.25
+    # On the whole dev split int8 [16] is 0.50 point below float, paired 95% interval [-0.79, -0.21]
+    # (docs/accuracy.md); on these 64 lines the interval is about +-1.2 points wide, so 2 points.
+    # int16 equals float up to one character of the ~800.
+    assert acc["int8 [16]"] >= acc["float"] - 2.0
+    assert abs(acc["int16 [16]"] - acc["float"]) <= 0.15
