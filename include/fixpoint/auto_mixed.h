@@ -19,15 +19,16 @@ struct AutoMixedResult {
 // any other op, its output elements; a 16-bit layer costs twice its 8-bit cost (TIDL's
 // mixed_precision_factor is likewise a ratio of weighted MACs). Starting from `opts` at 8 bits:
 //  1. screen: candidates (a layer at 16 bits; where its output encoding is its worse error, also
-//     the output alone at 16 bits, costing its readers' MACs again) ordered by local noise per cost (10^(-guilt SNR/10) / cost8, from a
-//     float-vs-fixed comparison on the first `samples` calibration inputs); layers at 40 dB or more
-//     stay at 8 bits;
-//  2. measure: the first 24 screened layers that fit the budget alone, each compiled alone at 16
+//     the output alone at 16 bits, costing its readers' MACs again; not data movement, which
+//     follows its input's width) that fit the budget alone, taken alternately by local noise per
+//     cost and by local noise (10^(-guilt SNR/10), the SNR from a float-vs-fixed comparison on the
+//     first `samples` calibration inputs);
+//  2. measure: the first 24 screened candidates, each compiled alone at 16
 //     bits (same calibration statistics): the graph outputs' noise against float on up to 8
 //     calibration samples;
-//  3. choose greedily by measured noise reduction per added cost while the total cost stays within
-//     factor x the all-8-bit cost; then measure the chosen set, and keep the best single layer
-//     instead if the set does worse (errors of separate layers do not add exactly).
+//  3. choose by forward selection in order of measured noise reduction per added cost: a
+//     candidate joins when it fits the budget (factor x the all-8-bit cost) and the set with it
+//     measures better than without (errors of separate layers do not add exactly).
 // The report gives each layer's numbers and decision, and the output SNR all at 8 bits, predicted
 // (gains added) and measured for the chosen set. A set that cannot beat all-8-bit is never chosen.
 AutoMixedResult choose_mixed_precision(const std::string& model_path, const CompileOptions& opts,

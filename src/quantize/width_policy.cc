@@ -24,11 +24,14 @@ void find_fused_intermediates(CompileContext& cx) {
       if (!in.empty()) readers[in].push_back(&n);
   auto producers = cx.g.producers();
   auto on_acc8 = [&](const Node& n) { return n.domain.empty() && cx.layer_allowed(n) && layer_bits(cx, n) == 8; };
-  auto elementwise = [&](const Node& n) {
+  auto elementwise_op = [&](const Node& n) {
     bool binary = (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div") &&
                   n.inputs.size() == 2;
-    return on_acc8(n) && (binary || kLutOps.count(n.op_type));
+    return n.domain.empty() && cx.layer_allowed(n) && (binary || kLutOps.count(n.op_type));
   };
+  auto elementwise = [&](const Node& n) { return on_acc8(n) && elementwise_op(n); };
+  // Readers may be 16-bit layers (--bits16): promoting the Add that joins two Convs must not narrow
+  // the sums it reads to 8 bits (measured on Zero-DCE: 43.1 -> 39.0 dB output SNR).
   auto weighted = [&](const Node& n) {
     bool mm = n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "Gemm" || n.op_type == "MatMul";
     return on_acc8(n) && mm && n.inputs.size() >= 2 && cx.g.initializers.count(n.inputs[1]);
@@ -44,7 +47,8 @@ void find_fused_intermediates(CompileContext& cx) {
         match::single_consumer(cx.g, p->inputs[0]) == p)
       src = &cx.g.nodes[producers.at(p->inputs[0])];  // a Relu/Clip the Conv fuses
     if (!weighted(*src) && !elementwise(*p)) continue;
-    if (std::all_of(r->second.begin(), r->second.end(), [&](const Node* c) { return elementwise(*c) || !cx.layer_allowed(*c); }))
+    if (std::all_of(r->second.begin(), r->second.end(),
+                    [&](const Node* c) { return elementwise_op(*c) || !cx.layer_allowed(*c); }))
       cx.fused_intermediates.insert(t);
   }
 }

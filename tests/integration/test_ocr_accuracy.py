@@ -81,3 +81,20 @@ def test_benchmark_slice_float_int8_int16(tmp_path):
     # int16 equals float up to one character of the ~800.
     assert acc["int8 [16]"] >= acc["float"] - 2.0
     assert abs(acc["int16 [16]"] - acc["float"]) <= 0.15
+
+
+@pytest.mark.parametrize("start,factor", [(0, "1.25"), (100, "1.5")])
+def test_auto_mixed_never_fails_on_the_recognizer(lines, tmp_path, start, factor):
+    """Issue 15 item 4: --auto-mixed on the PaddleOCR recognizer with two calibration sets (4 lines
+    each, disjoint) and two factors compiles (the split_concat_conv parts once met mixed widths and
+    failed), stays within its budget and never measures worse than all 8-bit on its samples."""
+    from conftest import OCR_ASSETS, run_cli
+    np.save(tmp_path / "calib.npy", np.concatenate([x for x, _, _ in lines.split("calibration", 4, start=start)]))
+    run_cli("compile", os.path.join(OCR_ASSETS, "ch_PP-OCRv4_rec_infer.onnx"), "--calib", f"x={tmp_path / 'calib.npy'}",
+            "-o", tmp_path / "am", "-q", "--auto-mixed", factor)
+    am = json.loads((tmp_path / "am" / "compile_report.json").read_text())["auto_mixed"]
+    print(f"rec calibration lines {start}..{start + 3}, --auto-mixed {factor}: {len(am['bits16'])} layers, "
+          f"{len(am['out16'])} outputs at 16 bits; output SNR {am['output_snr_db']}")
+    assert am["cost_chosen"] <= am["budget"]
+    assert am["output_snr_db"]["measured"] >= am["output_snr_db"]["all_8bit"]
+    assert am["bits16"] or am["out16"]  # the recognizer has layers worth promoting at these budgets
