@@ -7,7 +7,7 @@ PKGS=(
   nlohmann-json3-dev libcli11-dev libstb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz chromium
-  python3-numpy python3-onnx python3-pil python3-pytest python3-fonttools
+  python3-numpy python3-scipy python3-onnx python3-pil python3-pytest python3-fonttools
   fonts-dejavu-core fonts-dejavu-extra fonts-liberation2 fonts-freefont-ttf fonts-noto-core fonts-noto-cjk wamerican
   python3-torch python3-torchvision python3-skimage
   python3-dev pybind11-dev python3-pybind11 python3-tqdm python3-distributed python3-dask

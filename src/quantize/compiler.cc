@@ -105,9 +105,11 @@ using Importer = std::function<Graph(const ImportOptions&)>;
 
 // Reads a model with `import` (given ImportOptions) and runs the steps before calibration: the
 // graph calibration measures (after the compile-time passes) and the partition.
-// Every entry of a layer list must name something: a typo in --bits16 would otherwise compile
-// the layer at 8 bits without a word. An entry may match a node of the model as imported (names
-// the user sees in Netron) or of the rewritten graph (names --auto-mixed and reports give).
+// Every name or glob of a layer list must match something: a typo in --bits16 would otherwise
+// compile the layer at 8 bits without a word. An entry may match a node of the model as imported
+// (names the user sees in Netron) or of the rewritten graph (names --auto-mixed and reports give).
+// op:TYPE entries are type filters and may match nothing (TIDL configs deny "MaxPool, Tanh" for
+// every model of a project).
 void check_layer_lists(const CompileOptions& opts, const std::vector<Node>& source, const std::vector<Node>& rewritten) {
   const std::pair<const char*, const std::vector<std::string>*> lists[] = {
       {"--bits16", &opts.bits16}, {"--bits8", &opts.bits8}, {"--params16", &opts.params16},
@@ -117,7 +119,7 @@ void check_layer_lists(const CompileOptions& opts, const std::vector<Node>& sour
   };
   for (const auto& [option, patterns] : lists)
     for (const auto& p : *patterns)
-      FP_CHECK(any(source, p) || any(rewritten, p), option, " '", p, "' matches no node of the model (give node names, "
+      FP_CHECK(p.rfind("op:", 0) == 0 || any(source, p) || any(rewritten, p), option, " '", p, "' matches no node of the model (give node names, "
                "output tensor names, globs such as 'conv*' or op:TYPE; `fixpoint inspect` lists them)");
 }
 

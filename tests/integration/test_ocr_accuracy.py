@@ -98,3 +98,35 @@ def test_auto_mixed_never_fails_on_the_recognizer(lines, tmp_path, start, factor
     assert am["cost_chosen"] <= am["budget"]
     assert am["output_snr_db"]["measured"] >= am["output_snr_db"]["all_8bit"]
     assert am["bits16"] or am["out16"]  # the recognizer has layers worth promoting at these budgets
+
+
+def test_db_post_processing_and_matching():
+    from ocr_boxes import DetHmean, db_boxes, match
+    prob = np.zeros((64, 96), np.float32)
+    prob[10:20, 10:50] = 0.9   # a text region: kept and grown by 10*40*1.5/(2*50) = 6 px per side
+    prob[40:42, 60:90] = 0.9   # 2 px high: below min_size
+    prob[30:36, 60:90] = 0.45  # above the 0.3 threshold but scored below box_thresh 0.6
+    (box,) = db_boxes(prob)
+    assert box == pytest.approx((4.0, 4.0, 56.0, 26.0))
+    truth = [(4, 4, 56, 26), (60, 30, 90, 36)]
+    assert match([box], truth) == 1 and match([box], [(60, 30, 90, 36)]) == 0
+    # Hmean of one page: 2 matched / (1 detected + 2 true), as a ratio metric in percent
+    assert DetHmean()({"sigmoid_0.tmp_0": prob[None, None]}, [("a", truth[0]), ("b", truth[1])]) == (200.0, 3.0)
+
+
+def test_detection_benchmark_slice(tmp_path):
+    from ocr_pages import OcrPages
+    x, boxes = OcrPages().sample("dev", 0)
+    assert x.shape == (1, 3, 640, 640) and x.flags.c_contiguous and len(boxes) >= 3
+    again, boxes2 = OcrPages().sample("dev", 0)
+    assert np.array_equal(x, again) and boxes == boxes2
+    out = tmp_path / "det.json"
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "accuracy", "ocr_det.py"), "--split", "dev",
+                        "--lines", "12", "--calib", "4", "--rows", "float,int8", "--batch", "4", "--json", str(out),
+                        "--quiet"], capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": os.path.join(BUILD, "python")})
+    assert p.returncode == 0, p.stderr[-3000:]
+    print(p.stdout)
+    rows = json.loads(out.read_text())["rows"]
+    assert rows["float"]["mean"] > 85  # rendering, preprocessing and DB post-processing work
+    assert rows["int8 [4]"]["mean"] >= rows["float"]["mean"] - 5

@@ -179,3 +179,21 @@ def test_auto_mixed_never_fails_and_never_worsens_zero_dce(zero_dce, tmp_path, h
     assert am["output_snr_db"]["measured"] >= am["output_snr_db"]["all_8bit"]
     assert am["cost_chosen"] <= am["budget"]
     assert got["am"] >= got["p8"] - 0.5
+
+
+def test_zero_dce_benchmark_slice(zero_dce, tmp_path):
+    """bench/accuracy/zero_dce.py on 8 dev crops (photos the net never saw), reusing the trained
+    model: fidelity to float and the task metrics, through the Python module."""
+    build = os.environ.get("FIXPOINT_BUILD", os.path.join(ROOT, "build"))
+    out = tmp_path / "zdce.json"
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "accuracy", "zero_dce.py"), "--work", str(zero_dce),
+                        "--lines", "8", "--calib", "4", "--rows", "float,int8", "--json", str(out), "--quiet"],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.path.join(build, "python")})
+    assert p.returncode == 0, p.stderr[-3000:]
+    print(p.stdout)
+    r = json.loads(out.read_text())
+    fid = r["fidelity_psnr"]["rows"]["int8 [4]"]
+    assert fid["mean"] > 40 and fid["ci"][0] <= fid["mean"] <= fid["ci"][1]
+    assert r["fidelity_ssim"]["rows"]["int8 [4]"]["mean"] > 99  # SSIM x100 against the float output
+    task = r["task_psnr"]["rows"]
+    assert abs(task["int8 [4]"]["mean"] - task["float"]["mean"]) < 1.0  # enhances as float does
