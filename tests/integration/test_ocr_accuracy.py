@@ -130,3 +130,17 @@ def test_detection_benchmark_slice(tmp_path):
     rows = json.loads(out.read_text())["rows"]
     assert rows["float"]["mean"] > 85  # rendering, preprocessing and DB post-processing work
     assert rows["int8 [4]"]["mean"] >= rows["float"]["mean"] - 5
+
+
+def test_end_to_end_benchmark_slice(tmp_path):
+    """pages -> det -> DB boxes -> crops -> rec on 3 dev pages, float and int8: the float pipeline
+    reads the pages' known lines, int8 stays near it."""
+    out = tmp_path / "e2e.json"
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "accuracy", "ocr_e2e.py"), "--split", "dev",
+                        "--lines", "3", "--calib", "2,4", "--rows", "float,int8", "--json", str(out), "--quiet"],
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.path.join(BUILD, "python")})
+    assert p.returncode == 0, p.stderr[-3000:]
+    print(p.stdout)
+    rows = json.loads(out.read_text())["rows"]
+    assert rows["float"]["mean"] > 80
+    assert rows["int8 [2, 4]"]["mean"] >= rows["float"]["mean"] - 5
