@@ -144,3 +144,20 @@ def test_end_to_end_benchmark_slice(tmp_path):
     rows = json.loads(out.read_text())["rows"]
     assert rows["float"]["mean"] > 80
     assert rows["int8 [2, 4]"]["mean"] >= rows["float"]["mean"] - 5
+
+
+def test_glyph_classifier_benchmark_slice(tmp_path):
+    """The classifier benchmark's pipeline on a quickly trained model (4000 glyphs, 4 epochs; the
+    benchmark's own model trains on 30000 for 6): training, export, top-1 through fixpoint.Top1."""
+    env = {**os.environ, "PYTHONPATH": os.path.join(BUILD, "python")}
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_glyph_cnn.py"), str(tmp_path), "--train", "4000",
+                    "--epochs", "4"], check=True, capture_output=True)
+    out = tmp_path / "cls.json"
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "accuracy", "glyph_cls.py"), "--work", str(tmp_path),
+                        "--lines", "300", "--calib", "16", "--rows", "float,int8", "--json", str(out), "--quiet"],
+                       capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr[-3000:]
+    print(p.stdout)
+    rows = json.loads(out.read_text())["rows"]
+    assert rows["float"]["mean"] > 25  # 36 classes: chance is 2.8% (measured 36.0%)
+    assert rows["int8 [16]"]["mean"] >= rows["float"]["mean"] - 3
