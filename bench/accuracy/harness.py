@@ -3,6 +3,8 @@ the calibration split, evaluation through fixpoint.evaluate (95% bootstrap inter
 differences to float), the JSON result and the markdown table."""
 import argparse
 import json
+import os
+import subprocess
 import sys
 import time
 
@@ -99,6 +101,35 @@ def evaluate(sessions, made, samples, metric, a, title, groups=None):
             row["by_group"] = group_means(r.scores[label], r.weights[label], groups)
         result["rows"][label] = row
     return result
+
+
+def compare_rows(model, rows, calib_sizes, calibration, samples, metric, a, title, unit, log, groups=None):
+    """The usual benchmark: float and every program row of `model` over `samples`, evaluated,
+    printed and written (--json, --markdown); returns the result."""
+    sessions, made = build_sessions(model, rows, calib_sizes, a.calib_sets, calibration, log)
+    t = time.time()
+    result = evaluate(sessions, made, samples, metric, a, title, groups)
+    log(f"evaluated {len(sessions)} sessions in {time.time() - t:.1f} s")
+    write(result, markdown(result, unit), a)
+    return result
+
+
+def trained_model(work, filename, script, log):
+    """work/filename, made once by scripts/<script> WORK (a model trained here) and reused."""
+    path = os.path.join(work, filename)
+    if not os.path.exists(path):
+        log(f"training {filename} into {work} (scripts/{script})")
+        root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+        subprocess.run([sys.executable, os.path.join(root, "scripts", script), work], check=True, capture_output=True)
+    return path
+
+
+def run_main(main, name):
+    """Runs a benchmark's main; a fixpoint.Error ends it with one line naming the benchmark."""
+    try:
+        main()
+    except fixpoint.Error as e:
+        raise SystemExit(f"{name}: {e}")
 
 
 def group_means(scores, weights, groups):

@@ -17,7 +17,6 @@ import harness  # noqa: E402
 from ocr_boxes import DetHmean  # noqa: E402
 from ocr_pages import DET_MODEL, OcrPages  # noqa: E402
 
-import fixpoint  # noqa: E402
 
 
 def main(argv=None):
@@ -33,17 +32,9 @@ def main(argv=None):
     def calibration(n, start):
         return [{"x": x} for x, _ in pages.split("calibration", n, start)]
 
-    sessions, made = harness.build_sessions(DET_MODEL, rows, calib_sizes, a.calib_sets, calibration, log)
-    t = time.time()
-    result = harness.evaluate(sessions, made, [({"x": x}, boxes) for x, boxes in data], DetHmean(), a,
-                              "PaddleOCR v4 det")
-    log(f"evaluated {len(sessions)} sessions in {time.time() - t:.1f} s")
-    harness.write(result, harness.markdown(result, "Hmean (%)"), a)
-    return result
+    return harness.compare_rows(DET_MODEL, rows, calib_sizes, calibration, [({"x": x}, boxes) for x, boxes in data],
+                                DetHmean(), a, "PaddleOCR v4 det", "Hmean (%)", log)
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except fixpoint.Error as e:
-        raise SystemExit(f"ocr_det: {e}")
+    harness.run_main(main, "ocr_det")

@@ -108,7 +108,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except fixpoint.Error as e:
-        raise SystemExit(f"ocr_e2e: {e}")
+    harness.run_main(main, "ocr_e2e")

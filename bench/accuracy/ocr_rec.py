@@ -21,7 +21,6 @@ import harness  # noqa: E402
 from ocr_lines import REC_MODEL, OcrLines  # noqa: E402
 from ocr_text import CharAccuracy  # noqa: E402
 
-import fixpoint  # noqa: E402
 
 
 def main(argv=None):
@@ -37,18 +36,10 @@ def main(argv=None):
     def calibration(n, start):
         return [{"x": x} for x, _, _ in lines.split("calibration", n, start)]
 
-    sessions, made = harness.build_sessions(REC_MODEL, rows, calib_sizes, a.calib_sets, calibration, log)
-    t = time.time()
-    result = harness.evaluate(sessions, made, [({"x": x}, text) for x, text, _ in data],
-                              CharAccuracy(lines.alphabet.chars), a, "PaddleOCR v4 rec",
-                              groups=[kind for _, _, kind in data])
-    log(f"evaluated {len(sessions)} sessions in {time.time() - t:.1f} s")
-    harness.write(result, harness.markdown(result, "character accuracy (%)"), a)
-    return result
+    return harness.compare_rows(REC_MODEL, rows, calib_sizes, calibration,
+                                [({"x": x}, text) for x, text, _ in data], CharAccuracy(lines.alphabet.chars), a,
+                                "PaddleOCR v4 rec", "character accuracy (%)", log, groups=[kind for _, _, kind in data])
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except fixpoint.Error as e:
-        raise SystemExit(f"ocr_rec: {e}")
+    harness.run_main(main, "ocr_rec")

@@ -1,6 +1,5 @@
 """Reading the PaddleOCR recognizer's output: CTC greedy decoding and character accuracy, one
 copy for every OCR benchmark and script."""
-import numpy as np
 
 REC_OUTPUT = "softmax_11.tmp_0"
 

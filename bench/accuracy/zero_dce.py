@@ -16,7 +16,6 @@ and sensor noise (make_zero_dce.darken), seeded by (split, index).
     /usr/bin/python3 bench/accuracy/zero_dce.py --split test --lines 120 --calib 16
 """
 import os
-import subprocess
 import sys
 import time
 
@@ -30,7 +29,6 @@ import harness  # noqa: E402
 from make_zero_dce import darken, photos  # noqa: E402  (the training's own darkening, one copy)
 from ocr_lines import SPLIT_SEEDS  # noqa: E402
 
-import fixpoint  # noqa: E402
 
 PHOTOS = {"calibration": ["astronaut", "chelsea", "immunohistochemistry", "hubble_deep_field"],
           "dev": ["rocket", "retina", "brick", "coins", "moon", "cell"],
@@ -90,23 +88,13 @@ class AgainstTarget:
         return psnr(target, got) if self.kind == "psnr" else 100.0 * ssim(target, got)
 
 
-def model_path(work, log):
-    """The Zero-DCE model, trained once into `work` (about a minute) and reused."""
-    path = os.path.join(work, "zero_dce.onnx")
-    if not os.path.exists(path):
-        log(f"training Zero-DCE into {work} (scripts/make_zero_dce.py)")
-        subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_zero_dce.py"), work], check=True,
-                       capture_output=True)
-    return path
-
-
 def main(argv=None):
     ap = harness.arguments(__doc__.split("\n\n")[0], lines=120, calib="16", rows="float,int8,int16,auto-mixed")
     ap.add_argument("--work", default="/tmp/fixpoint_bench_zero_dce", help="where the trained model is kept")
     a = ap.parse_args(argv)
     rows, calib_sizes = harness.check_arguments(ap, a)
     log = harness.logger(a.quiet, "zero_dce")
-    model = model_path(a.work, log)
+    model = harness.trained_model(a.work, "zero_dce.onnx", "make_zero_dce.py", log)
     crops = Crops()
     data = crops.split(a.split, a.lines)
 
@@ -139,7 +127,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except fixpoint.Error as e:
-        raise SystemExit(f"zero_dce: {e}")
+    harness.run_main(main, "zero_dce")

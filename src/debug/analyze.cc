@@ -18,9 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-using Outputs = OutputSets;
-
-void write_outputs(const Outputs& outs, const fs::path& dir) {
+void write_outputs(const OutputSets& outs, const fs::path& dir) {
   for (size_t i = 0; i < outs.size(); ++i) {
     fs::create_directories(dir / std::to_string(i));
     for (const auto& [name, t] : outs[i]) save_npy((dir / std::to_string(i) / (sanitize_name(name) + ".npy")).string(), t);
@@ -80,12 +78,12 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
     return compile_model(model_path, c, bits == 32 ? nullptr : &calib).program;
   };
   Program p8 = compile(8, {}, {});
-  Outputs ref = run_program(compile(32, {}, {}), inputs, so.threads);
+  OutputSets ref = run_program(compile(32, {}, {}), inputs, so.threads);
   fs::path work = so.work_dir.empty() ? fs::temp_directory_path() / "fixpoint_analyze" : fs::path(so.work_dir);
   if (exe) write_outputs(ref, work / "float");
   int evals = 0;
   auto score = [&](const Program& p) {
-    Outputs got = run_program(p, inputs, so.threads);
+    OutputSets got = run_program(p, inputs, so.threads);
     if (snr) return output_error(ref, got).snr_db();
     if (so.metric_fn) return so.metric_fn(got, ref);
     fs::path dir = work / ("fixed_" + std::to_string(evals++));

@@ -121,12 +121,21 @@ AutoMixedResult choose_mixed_precision(const std::string& model_path, const Comp
   int threads = default_threads();
   OutputSets ref = run_program(compile(32, {}, {}), inputs, threads);
   OutputError all8 = output_error(ref, run_program(cmp.program(), inputs, threads));
+  auto split = [](const std::vector<const Cand*>& cs) {
+    std::pair<std::vector<std::string>, std::vector<std::string>> r;  // (bits16, out16)
+    for (const Cand* c : cs) (c->output_only ? r.second : r.first).push_back(c->name);
+    return r;
+  };
+  // The graph outputs' noise with a set of candidates promoted (throws when it does not compile).
+  auto noise_with = [&](const std::vector<const Cand*>& set) {
+    auto [b16, o16] = split(set);
+    return output_error(ref, run_program(compile(8, b16, o16), inputs, threads)).noise;
+  };
   std::vector<Cand*> measured;
   for (Cand* cp : screened) {
     Cand& c = *cp;
     try {
-      Program p = c.output_only ? compile(8, {}, {c.name}) : compile(8, {c.name}, {});
-      c.noise16 = output_error(ref, run_program(p, inputs, threads)).noise;
+      c.noise16 = noise_with({&c});
     } catch (const Error& e) {
       c.failed = e.what();  // a combination the compiler rejects is skipped, never fatal
       continue;
@@ -143,11 +152,6 @@ AutoMixedResult choose_mixed_precision(const std::string& model_path, const Comp
   // (gains of separate layers do not add: a promoted Add changes what its neighbours see).
   std::stable_sort(measured.begin(), measured.end(),
                    [](const Cand* a, const Cand* b) { return a->gain / a->cost8 > b->gain / b->cost8; });
-  auto split = [](const std::vector<const Cand*>& cs) {
-    std::pair<std::vector<std::string>, std::vector<std::string>> r;  // (bits16, out16)
-    for (const Cand* c : cs) (c->output_only ? r.second : r.first).push_back(c->name);
-    return r;
-  };
   std::vector<const Cand*> chosen;
   std::map<const Cand*, std::string> decision;
   std::set<std::string> promoted;  // layers with a chosen candidate (a layer or its output)
@@ -169,9 +173,8 @@ AutoMixedResult choose_mixed_precision(const std::string& model_path, const Comp
     if (!chosen.empty()) {
       std::vector<const Cand*> trial = chosen;
       trial.push_back(c);
-      auto [b16, o16] = split(trial);
       try {
-        noise = output_error(ref, run_program(compile(8, b16, o16), inputs, threads)).noise;
+        noise = noise_with(trial);
       } catch (const Error& e) {
         decision[c] = std::string("kept at 8 bits (does not compile with the layers chosen before it: ") + e.what() + ")";
         continue;

@@ -103,8 +103,6 @@ void plan(CompileContext& cx) {
 
 using Importer = std::function<Graph(const ImportOptions&)>;
 
-// Reads a model with `import` (given ImportOptions) and runs the steps before calibration: the
-// graph calibration measures (after the compile-time passes) and the partition.
 // Every name or glob of a layer list must match something: a typo in --bits16 would otherwise
 // compile the layer at 8 bits without a word. An entry may match a node of the model as imported
 // (names the user sees in Netron) or of the rewritten graph (names --auto-mixed and reports give).
@@ -123,6 +121,8 @@ void check_layer_lists(const CompileOptions& opts, const std::vector<Node>& sour
                "output tensor names, globs such as 'conv*' or op:TYPE; `fixpoint inspect` lists them)");
 }
 
+// Reads a model with `import` (given ImportOptions) and runs the steps before calibration: the
+// graph calibration measures (after the compile-time passes) and the partition.
 void build_context(CompileContext& cx, const Importer& import, const std::string& origin, const CalibrationSource* calib) {
   const CompileOptions& opts = cx.opts;
   FP_CHECK(opts.bits == 8 || opts.bits == 16 || opts.bits == 32, "--bits must be 8, 16 or 32, got ", opts.bits);
