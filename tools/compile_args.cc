@@ -52,7 +52,8 @@ void add_compile_options(CLI::App* app, CompileArgs& a) {
   app->add_option("--stats", a.stats, "Calibration statistics FILE.fxs from `fixpoint calibrate` (several: merged)");
   app->add_option("--calib-method", a.calib_method, "Range estimation: percentile (default, 99.99th of |x|), minmax, mse");
   app->add_option("--scale-mode", a.scale_mode, "float (any scale, multiplier+shift) or pow2 (power-of-two scales)");
-  app->add_flag("--bias-correction", a.bias_correction, "Correct each layer's bias by its mean calibration error");
+  app->add_flag("--bias-correction,!--no-bias-correction", a.bias_correction,
+                "Correct each layer's bias by the mean shift its weight rounding causes (default: on when calibrated)");
   app->add_flag("--narrow-intermediates", a.narrow_intermediates,
               "8-bit: store every tensor at 8 bits, also those inside fused kernels (docs/arithmetic.md 2.7)");
   auto* asym = app->add_flag("--asymmetric", a.asymmetric,

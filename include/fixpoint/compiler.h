@@ -37,7 +37,7 @@ struct CompileOptions {
   // 8-bit: uint8 + zero point for lopsided signed ranges (8a). Default since session 4: OCR rec
   // int8 82.2% -> 86.2% character accuracy (docs/accuracy.md).
   bool asymmetric = true;
-  bool bias_correction = false;        // empirical per-channel bias correction (Conv/Gemm/MatMul)
+  bool bias_correction = true;         // per-channel bias correction (Conv/Gemm/MatMul; (11b), needs calibration)
   // §2.7: in 8-bit layers, tensors that never leave a fused kernel (a Conv's result read only by
   // elementwise ops, the steps of an elementwise chain) keep 16 bits. false: every tensor is
   // stored at its layer's width, as on an accelerator that runs one op at a time.

@@ -55,6 +55,14 @@ struct Weighted : Clamp {
     v("weight_bits", weight_bits);
   }
 };
+// §4: whether channel c's int32 accumulator holds every sum: K products of input codes at most
+// `xmax` from the zero point and weights in the weight type's range, plus the bias.
+inline bool int32_holds(const Weighted& w, int64_t c, int64_t xmax) {
+  int64_t N = w.weight.dim(0), K = w.weight.numel() / (N > 0 ? N : 1);
+  int64_t wmax = w.weight_bits == 8 ? 128 : 32768;
+  int64_t b = w.bias.data<int64_t>()[c];
+  return static_cast<__int128>(K) * xmax * wmax + (b < 0 ? -static_cast<__int128>(b) : b) < (int64_t{1} << 31);
+}
 struct Conv : Weighted {
   static constexpr const char* kKind = "conv";
   template <class V> void fields(V& v) { weighted_fields(v); }

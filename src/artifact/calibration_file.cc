@@ -1,6 +1,7 @@
 // Calibration statistics files (FILE.fxs): the container of container.h with magic "FXSTATS1"
 // and a CBOR payload: the graph fingerprint, counts, per-tensor ranges and input-grid flags,
-// and |x| histograms as binary arrays of little-endian float64 bin counts.
+// |x| histograms as binary arrays of little-endian float64 bin counts, and the per-channel sums of
+// Conv/MatMul/Gemm data inputs (bias correction) the same way.
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,20 @@ constexpr uint32_t kVersion = 1;
 
 json nonfinite_json(const NonFinite& n) { return {{"nan", n.nan}, {"inf", n.inf}}; }
 NonFinite nonfinite_from(const json& j) { return {j.at("nan").get<int64_t>(), j.at("inf").get<int64_t>()}; }
+
+// float64 arrays as CBOR byte strings (little-endian, as the machines fixpoint runs on store them).
+json doubles_binary(const std::vector<double>& v) {
+  std::vector<uint8_t> bytes(v.size() * sizeof(double));
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  return json::binary(std::move(bytes));
+}
+std::vector<double> binary_doubles(const json& j, const std::string& what) {
+  const auto& bytes = j.get_binary();
+  FP_CHECK(bytes.size() % sizeof(double) == 0, what, ": ", bytes.size(), " bytes, not a whole number of float64");
+  std::vector<double> v(bytes.size() / sizeof(double));
+  std::memcpy(v.data(), bytes.data(), bytes.size());
+  return v;
+}
 
 }  // namespace
 
@@ -39,12 +54,12 @@ std::string calibration_bytes(const CalibrationCache& c) {
   }
   j["stats"] = std::move(stats);
   json hist = json::object();
-  for (const auto& [t, h] : c.hist) {
-    std::vector<uint8_t> bytes(h.counts().size() * sizeof(double));
-    std::memcpy(bytes.data(), h.counts().data(), bytes.size());
-    hist[t] = {{"max_abs", h.max_abs()}, {"counts", json::binary(std::move(bytes))}};
-  }
+  for (const auto& [t, h] : c.hist) hist[t] = {{"max_abs", h.max_abs()}, {"counts", doubles_binary(h.counts())}};
   j["hist"] = std::move(hist);
+  json channels = json::object();
+  for (const auto& [t, cs] : c.channels)
+    channels[t] = {{"axis", cs.axis}, {"sum", doubles_binary(cs.sum)}, {"count", doubles_binary(cs.count)}};
+  j["channels"] = std::move(channels);
   std::vector<uint8_t> cbor = json::to_cbor(j);
   return container::encode(kMagic, kVersion, std::string(cbor.begin(), cbor.end()));
 }
@@ -83,12 +98,19 @@ std::shared_ptr<CalibrationCache> calibration_from_bytes(const std::string& byte
       for (size_t g = 0; g < st.on_grid.size(); ++g) st.on_grid[g] = grid[g].get<bool>();
     }
     for (const auto& [t, h] : j.at("hist").items()) {
-      const auto& bytes = h.at("counts").get_binary();
-      FP_CHECK(bytes.size() == AbsHistogram::kBins * sizeof(double), "tensor '", t, "': histogram of ", bytes.size(),
-               " bytes, expected ", AbsHistogram::kBins * sizeof(double));
-      std::vector<double> counts(AbsHistogram::kBins);
-      std::memcpy(counts.data(), bytes.data(), bytes.size());
+      std::vector<double> counts = binary_doubles(h.at("counts"), cat("tensor '", t, "': histogram"));
+      FP_CHECK(counts.size() == AbsHistogram::kBins, "tensor '", t, "': histogram of ", counts.size(), " bins, expected ",
+               AbsHistogram::kBins);
       c->hist.emplace(t, AbsHistogram::from_counts(h.at("max_abs").get<double>(), std::move(counts)));
+    }
+    // Files made before channel sums were kept have none: bias correction then skips (its report line says so).
+    const json channels = j.contains("channels") ? j.at("channels") : json::object();
+    for (const auto& [t, ch] : channels.items()) {
+      ChannelSums& cs = c->channels[t];
+      cs.axis = ch.at("axis").get<int>();
+      cs.sum = binary_doubles(ch.at("sum"), cat("tensor '", t, "': channel sums"));
+      cs.count = binary_doubles(ch.at("count"), cat("tensor '", t, "': channel counts"));
+      FP_CHECK(cs.sum.size() == cs.count.size(), "tensor '", t, "': ", cs.sum.size(), " channel sums but ", cs.count.size(), " counts");
     }
   } catch (const json::exception& e) {
     fail(path, ": malformed payload (", e.what(), ")");

@@ -125,14 +125,10 @@ class Check {
            cat("channel ", c, " is not a positive finite scale"));
     // §4: an int32 accumulator must hold the bias and every sum of products.
     if (!w.wide) {
-      int64_t K = w.weight.numel() / std::max<int64_t>(N, 1);
       fx::Range xr = fx::range_of(in_q().type);
       int64_t xmax = std::max(std::abs(xr.lo - in_q().zero_point), std::abs(xr.hi - in_q().zero_point));
       for (int64_t c = 0; c < N; ++c)
-        that(static_cast<__int128>(K) * xmax * (wr.hi + 1) +
-                     (w.bias.data<int64_t>()[c] < 0 ? -static_cast<__int128>(w.bias.data<int64_t>()[c])
-                                                     : w.bias.data<int64_t>()[c]) < (int64_t{1} << 31),
-             "wide",
+        that(params::int32_holds(w, c, xmax), "wide",
              cat("false, but channel ", c, "'s accumulator can exceed int32"));
     }
   }

@@ -48,6 +48,31 @@ void Stats::add(const Tensor& t, bool track_grid) {
   }
 }
 
+void ChannelSums::add(const Tensor& t) {
+  if (!dtype_is_float(t.dtype()) || t.rank() == 0) return;
+  int64_t a = axis < 0 ? t.rank() + axis : axis;
+  if (a < 0 || a >= t.rank()) return;
+  int64_t C = t.dim(a), inner = 1;
+  for (int64_t d = a + 1; d < t.rank(); ++d) inner *= t.dim(d);
+  if (sum.empty()) sum.assign(static_cast<size_t>(C), 0.0), count.assign(static_cast<size_t>(C), 0.0);
+  if (static_cast<int64_t>(sum.size()) != C || C == 0) return;  // another shape: not an input channel axis
+  const float* p = t.dtype() == DType::Float32 ? t.data<float>() : nullptr;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = p ? p[i] : t.get_f64(i);
+    if (!std::isfinite(v)) continue;  // §2.8: ranges ignore non-finite values, and so do means
+    size_t c = static_cast<size_t>((i / inner) % C);
+    sum[c] += v;
+    count[c] += 1;
+  }
+}
+
+std::optional<int> channel_axis(const Node& n) {
+  if (n.op_type == "Conv") return 1;
+  if (n.op_type == "MatMul") return -1;
+  if (n.op_type == "Gemm") return n.attr_int("transA", 0) ? 0 : 1;
+  return std::nullopt;
+}
+
 std::shared_ptr<CalibrationCache> make_calibration_cache() { return std::make_shared<CalibrationCache>(); }
 
 // Sample i with the batch dim restored for inputs given without it.
@@ -62,12 +87,16 @@ void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPa
   bool hist = part == CalibrationPart::kHistograms || (part == CalibrationPart::kAll && cx.opts.calib_method != "minmax");
   int first = part == CalibrationPart::kHistograms ? 1 : 0;
   int last = hist ? 1 : 0;
+  if (first == 0)
+    for (const auto& n : cx.g.nodes)
+      if (auto a = channel_axis(n); a && !n.inputs.empty()) cx.channels.try_emplace(n.inputs[0]).first->second.axis = *a;
   for (int pass = first; pass <= last; ++pass) {
     // Non-finite values are counted in the first pass that runs (each sample once).
     bool count = pass == first;
     auto observe = [&cx, pass](const std::string& t, const Tensor& v) {
       if (pass == 0) {
         cx.stats[t].add(v, cx.is_graph_input(t));
+        if (auto c = cx.channels.find(t); c != cx.channels.end()) c->second.add(v);
         return;
       }
       auto it = cx.hist.find(t);
@@ -115,6 +144,17 @@ void merge_calibration(CalibrationCache& a, const CalibrationCache& b) {
         for (size_t g = 0; g < m.on_grid.size(); ++g) m.on_grid[g] = m.on_grid[g] && s.on_grid[g];
       m.grid_tracked = true;
     }
+  }
+  // Sums add, except identical copies: the second-round parts of a sharded calibration each carry
+  // the merged first-round sums, and keeping one copy keeps the one-pass means bit for bit
+  // (adding copies would give the same means up to rounding). Identical sums of two different
+  // parts have the same mean either way.
+  for (const auto& [t, c] : b.channels) {
+    auto [it, fresh] = a.channels.emplace(t, c);
+    if (fresh) continue;
+    ChannelSums& m = it->second;
+    if (m.axis != c.axis || m.sum.size() != c.sum.size() || (m.count == c.count && m.sum == c.sum)) continue;
+    for (size_t i = 0; i < m.sum.size(); ++i) m.sum[i] += c.sum[i], m.count[i] += c.count[i];
   }
   for (const auto& [t, h] : b.hist) {
     auto [it, fresh] = a.hist.emplace(t, h);

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "fixpoint/compiler.h"
 #include "fixpoint/tensor.h"
@@ -28,6 +30,20 @@ struct Stats {
   double absmax() const { return seen() ? std::max(std::abs(lo), std::abs(hi)) : 0.0; }
 };
 
+// Per-channel sums of a tensor a Conv, MatMul or Gemm reads as its data input, along the axis
+// that op reduces over (its input channels): E[x_c] = sum[c] / count is what bias correction
+// (bias_correction.cc) needs. Sums, not means, so parts of the samples merge by adding.
+struct ChannelSums {
+  int axis = 1;             // 1 (Conv, Gemm), or -1: the last axis (MatMul)
+  std::vector<double> sum, count;  // per channel: finite values summed, and how many
+  void add(const Tensor& t);
+  double mean(size_t c) const { return count[c] > 0 ? sum[c] / count[c] : 0.0; }
+};
+
+// The channel axis `n` reduces its data input over, or nullopt when `n` is not a Conv, MatMul
+// or Gemm (Gemm with transA: axis 0).
+std::optional<int> channel_axis(const Node& n);
+
 // Calibration statistics of one compile, reused by later compiles of the same model (shapes,
 // passes and samples) that differ only in widths: what `fixpoint analyze` needs for its
 // two compiles per layer.
@@ -46,6 +62,7 @@ struct CalibrationCache {
   NonFinite input_nonfinite, tensor_nonfinite;
   std::map<std::string, Stats> stats;
   std::map<std::string, AbsHistogram> hist;
+  std::map<std::string, ChannelSums> channels;  // data inputs of Conv/MatMul/Gemm (pass 1)
   // Statistics this cache held for other graphs (not `given` ones), by fingerprint: analyze
   // alternates 8- and 16-bit compiles, whose graphs differ, and each keeps its own statistics
   // instead of recalibrating every time.
@@ -65,7 +82,8 @@ std::string graph_fingerprint(const Graph& g);
 // Sample i with the batch dim restored for inputs given without it.
 std::map<std::string, Tensor> calibration_sample(const CompileContext& cx, const CalibrationSource& calib, size_t i);
 
-// Pass 1: min/max of every tensor into cx.stats. Pass 2 (methods other than minmax): histograms
+// Pass 1: min/max of every tensor into cx.stats, and the channel sums of every Conv/MatMul/Gemm
+// data input into cx.channels. Pass 2 (methods other than minmax): histograms
 // of |x| over [0, max|x|] into cx.hist. Both stream over the samples; memory is per tensor.
 // `part`: kHistograms needs cx.stats filled with the merged ranges first.
 void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPart part = CalibrationPart::kAll);

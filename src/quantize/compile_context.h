@@ -33,6 +33,7 @@ struct CompileContext {
   // Calibration (calibration_stats.cc) and the ranges that override it.
   std::map<std::string, Stats> stats;
   std::map<std::string, AbsHistogram> hist;  // second calibration pass (not minmax)
+  std::map<std::string, ChannelSums> channels;  // first pass: E[x] per channel (bias correction)
   struct {
     NonFinite inputs, tensors;  // §2.8: ranges ignore them, the report counts them
   } calib_nonfinite;

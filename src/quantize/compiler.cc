@@ -194,6 +194,7 @@ CalibrationCache calibration_value(const CompileContext& cx, size_t samples, boo
   c.tensor_nonfinite = cx.calib_nonfinite.tensors;
   c.stats = cx.stats;
   c.hist = cx.hist;
+  c.channels = cx.channels;
   return c;
 }
 
@@ -218,6 +219,7 @@ CompileResult compile(const Importer& import, const std::string& origin, const C
                " needs histograms, and these hold ranges only (the first round of a sharded calibration)");
       cx.stats = cache->stats;
       cx.hist = cache->hist;
+      cx.channels = cache->channels;
       cx.calib_nonfinite.inputs = cache->input_nonfinite;
       cx.calib_nonfinite.tensors = cache->tensor_nonfinite;
     } else if (calib) {
@@ -228,9 +230,7 @@ CompileResult compile(const Importer& import, const std::string& origin, const C
     }
   }
   plan(cx);
-  FP_CHECK(!opts.bias_correction || calib || opts.bits == 32,
-           "--bias-correction needs --calib samples (it measures each layer's error on them)");
-  if (opts.bias_correction && calib && opts.bits != 32) correct_biases(cx, *calib);
+  if (opts.bias_correction && opts.bits != 32) correct_biases(cx);
   drop_unread_constants(cx);
   return finish(cx);
 }
@@ -250,6 +250,7 @@ std::shared_ptr<CalibrationCache> calibrate_model(const std::string& model_path,
     FP_CHECK(ranges->fingerprint == fingerprint, "calibration: the ranges were measured on another graph than this "
              "one (another model, --shape, --bits or --disable-pass)");
     cx.stats = ranges->stats;
+    cx.channels = ranges->channels;
   }
   calibrate(cx, calib, part);
   auto c = std::make_shared<CalibrationCache>(calibration_value(
