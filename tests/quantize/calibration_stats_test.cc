@@ -48,6 +48,45 @@ TEST(CalibrationStats, Float32RangeSkipsNonFiniteValues) {
   EXPECT_EQ(n.inf, 2);
 }
 
+// Per-channel sums for bias correction: along axis 1 (Conv) or the last axis (MatMul), non-finite
+// values skipped per channel; parts merge by adding, identical copies (second-round shards) once.
+TEST(CalibrationStats, ChannelSumsPerAxisAndMerge) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  ChannelSums conv;  // [N=2, C=2, 2]: channel 0 = {1, 2, 5, 6}, channel 1 = {3, nan, 7, 8}
+  conv.add(Tensor::from_f32({1, 2, 3, nan, 5, 6, 7, 8}, {2, 2, 2}));
+  ASSERT_EQ(conv.sum.size(), 2u);
+  EXPECT_EQ(conv.mean(0), 3.5);
+  EXPECT_EQ(conv.mean(1), 6.0);  // (3 + 7 + 8) / 3
+  ChannelSums mm;
+  mm.axis = -1;  // [2, 3]: channels along the last axis
+  mm.add(Tensor::from_f32({1, 2, 3, 5, 6, 7}, {2, 3}));
+  EXPECT_EQ(mm.mean(0), 3.0);
+  EXPECT_EQ(mm.mean(2), 5.0);
+  mm.add(Tensor::from_f32({1, 2, 3, 4}, {1, 4}));  // another channel count: not this axis, ignored
+  EXPECT_EQ(mm.count[0], 2.0);
+
+  Node gemm;
+  gemm.op_type = "Gemm";
+  EXPECT_EQ(channel_axis(gemm), 1);
+  gemm.attrs["transA"] = Attribute::of_int(1);
+  EXPECT_EQ(channel_axis(gemm), 0);
+  gemm.op_type = "Relu";
+  EXPECT_FALSE(channel_axis(gemm));
+
+  CalibrationCache a, b;
+  a.channels["x"] = conv;
+  b.channels["x"] = conv;  // an identical copy: kept once
+  merge_calibration(a, b);
+  EXPECT_EQ(a.channels["x"].count[0], 4.0);
+  ChannelSums other;
+  other.add(Tensor::from_f32({10, 20}, {1, 2, 1}));
+  b.channels["x"] = other;
+  merge_calibration(a, b);
+  EXPECT_EQ(a.channels["x"].count[0], 5.0);
+  EXPECT_EQ(a.channels["x"].mean(0), (14.0 + 10.0) / 5.0);
+  EXPECT_EQ(a.channels["x"].mean(1), (18.0 + 20.0) / 4.0);
+}
+
 // The blocked, multi-threaded histogram equals the plain count of min(trunc(|v| kBins / max),
 // kBins - 1) over the finite values (several chunks; zeros, NaN, Inf, values beyond max).
 TEST(CalibrationStats, HistogramEqualsThePlainCount) {
