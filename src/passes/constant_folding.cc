@@ -46,10 +46,12 @@ class ConstantFolding : public Pass {
     for (const auto& o : n.outputs)
       if (g.is_graph_output(o)) return false;  // keep graph outputs computed by a node
     if (n.op_type == "Shape" && n.domain.empty()) {
+      // A constant's shape is its own (a tensor folded earlier in this pass has no inferred
+      // shape yet: Swin's attention mask is Shape(Expand(folded ...)) chains).
+      auto c = g.initializers.find(n.inputs.at(0));
       const ValueInfo* vi = g.info(n.inputs.at(0));
-      if (!vi || !vi->shape_known()) return false;
-      Tensor fake(vi->dtype == DType::Undefined ? DType::Float32 : vi->dtype, {});
-      Shape s = vi->static_shape();
+      if (c == g.initializers.end() && (!vi || !vi->shape_known())) return false;
+      Shape s = c != g.initializers.end() ? c->second.shape() : vi->static_shape();
       int64_t r = static_cast<int64_t>(s.size());
       int64_t start = n.attr_int("start", 0), end = n.attr_int("end", r);
       auto clampi = [r](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };

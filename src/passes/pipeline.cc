@@ -20,9 +20,12 @@ Graph simplify_model(Graph g, const PipelineOptions& opts) {
   if (opts.before_passes) opts.before_passes(g);
   if (opts.optimize) {
     // Folding makes Reshape targets constant; re-inferred shapes then let more Shape nodes
-    // fold. Alternate until nothing changes.
+    // fold. Alternate until nothing changes. Each round can unlock one more link of a chain
+    // like Shape -> pad amounts -> Pad -> Shape (Swin-T's window padding and attention masks:
+    // 28 rounds at 64x64, where a cap of 8 left 973 shape-arithmetic nodes on the CPU in 22
+    // subgraphs); the cap only guards against passes that never settle.
     PassManager pm = PassManager::standard();
-    for (int round = 0; round < 8; ++round) {
+    for (int round = 0; round < 256; ++round) {
       PassLog log = pm.run(g);
       if (opts.verbose)
         for (const auto& line : log.lines) std::cerr << "pass " << line << "\n";

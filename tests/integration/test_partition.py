@@ -157,6 +157,46 @@ def test_densenet_standalone_batchnorm_runs_on_the_accelerator(tmp_path):
         assert snr > min_snr
 
 
+def test_long_shape_chains_fold_to_one_accelerator_subgraph(tmp_path):
+    """Swin-T pads each stage to a multiple of its window with pad amounts computed from the
+    input's shape, and builds its attention masks from shapes the same way: a Pad's output shape
+    is known only after its pads fold, and the next Shape folds only then. Twelve such links in a
+    row need twelve rounds of folding and shape inference (Swin-T at 64x64 needs 28; a cap of 8
+    rounds left it 23 accelerator + 22 CPU subgraphs). All of it folds: one subgraph, and the
+    int8 program pads like float."""
+    import onnx
+    from onnx import TensorProto, helper
+    nodes, inits, t = [], [], "x"
+    inits.append(helper.make_tensor("three", TensorProto.INT64, [], [3]))
+    inits.append(helper.make_tensor("two", TensorProto.INT64, [], [2]))
+    inits.append(helper.make_tensor("zeros7", TensorProto.INT64, [7], [0] * 7))
+    inits.append(helper.make_tensor("ax0", TensorProto.INT64, [1], [0]))
+    for i in range(12):  # pads the last axis to an even width: 5 -> 6 -> 6 ..., one link per block
+        nodes += [helper.make_node("Shape", [t], [f"s{i}"]),
+                  helper.make_node("Gather", [f"s{i}", "three"], [f"w{i}"], axis=0),
+                  helper.make_node("Mod", [f"w{i}", "two"], [f"m{i}"]),
+                  helper.make_node("Unsqueeze", [f"m{i}", "ax0"], [f"u{i}"]),
+                  helper.make_node("Concat", ["zeros7", f"u{i}"], [f"p{i}"], axis=0),
+                  helper.make_node("Pad", [t, f"p{i}"], [f"pad{i}"]),
+                  helper.make_node("Relu", [f"pad{i}"], [f"r{i}"])]
+        t = f"r{i}"
+    nodes.append(helper.make_node("Sigmoid", [t], ["y"]))
+    g = helper.make_graph(nodes, "shape_chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "calib.npy", rng.standard_normal((4, 1, 2, 3, 5)).astype(np.float32))
+    np.save(tmp_path / "x.npy", rng.standard_normal((1, 2, 3, 5)).astype(np.float32))
+    run_cli("compile", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "-o", tmp_path / "p", "-q")
+    rep = json.loads((tmp_path / "p" / "compile_report.json").read_text())
+    assert rep["subgraph_counts"] == {"accelerator": 1, "cpu": 0, "boundary_tensors": 0}, rep["fallback_nodes"][:3]
+    run_cli("run", tmp_path / "m.onnx", "--input", f"x={tmp_path / 'x.npy'}", "-o", tmp_path / "f", "-q")
+    run_cli("run", tmp_path / "p", "--input", f"x={tmp_path / 'x.npy'}", "-o", tmp_path / "q", "-q")
+    ref, got = np.load(tmp_path / "f" / "y.npy"), np.load(tmp_path / "q" / "y.npy")
+    assert ref.shape == got.shape == (1, 2, 3, 6)
+    assert np.all(ref[..., 5] == 0.5) and np.abs(ref - got).max() < 0.01
+
+
 @pytest.mark.parametrize("half,factor", [(0, "1.1"), (1, "2")])
 def test_auto_mixed_never_fails_and_never_worsens_zero_dce(zero_dce, tmp_path, half, factor):
     """Issue 15 item 4 on Zero-DCE: two calibration sets (halves of the 16 crops) and two factors.
