@@ -29,6 +29,7 @@ nlohmann::json given_options(const CompileArgs& a, const CLI::App& app) {
   if (given("--calib-method")) j["calib_method"] = a.calib_method;
   if (given("--scale-mode")) j["scale_mode"] = a.scale_mode;
   if (given("--bias-correction")) j["bias_correction"] = a.bias_correction;
+  if (given("--headroom16")) j["headroom16"] = a.headroom16;
   if (given("--narrow-intermediates")) j["narrow_intermediates"] = a.narrow_intermediates;
   if (given("--symmetric")) j["symmetric"] = a.symmetric;
   if (given("--qat")) j["qat"] = a.qat;
@@ -54,6 +55,8 @@ void add_compile_options(CLI::App* app, CompileArgs& a) {
   app->add_option("--scale-mode", a.scale_mode, "float (any scale, multiplier+shift) or pow2 (power-of-two scales)");
   app->add_flag("--bias-correction,!--no-bias-correction", a.bias_correction,
                 "Correct each layer's bias by the mean shift its weight rounding causes (default: on when calibrated)");
+  app->add_option("--headroom16", a.headroom16,
+                  "--bits 16: calibrated ranges x FACTOR (default 1.5; 1: the calibrated range exactly)");
   app->add_flag("--narrow-intermediates", a.narrow_intermediates,
               "8-bit: store every tensor at 8 bits, also those inside fused kernels (docs/arithmetic.md 2.7)");
   auto* asym = app->add_flag("--asymmetric", a.asymmetric,

@@ -16,6 +16,7 @@ ROWS = {
     "float": None,
     "int8": dict(bits=8),
     "int16": dict(bits=16),
+    "int16-headroom1": dict(bits=16, headroom16=1.0),
     "auto-mixed": dict(bits=8, auto_mixed=1.25),
     "symmetric": dict(bits=8, symmetric=True),
     "narrow": dict(bits=8, narrow_intermediates=True),

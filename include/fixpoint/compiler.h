@@ -38,6 +38,10 @@ struct CompileOptions {
   // int8 82.2% -> 86.2% character accuracy (docs/accuracy.md).
   bool asymmetric = true;
   bool bias_correction = true;         // per-channel bias correction (Conv/Gemm/MatMul; (11b), needs calibration)
+  // §2.3 (7b): in a 16-bit program (bits == 16), a 16-bit tensor's calibrated range times this,
+  // so that values beyond what the calibration samples reached do not saturate (chosen on the
+  // zoo's dev inputs, docs/accuracy.md).
+  double headroom16 = 1.5;
   // §2.7: in 8-bit layers, tensors that never leave a fused kernel (a Conv's result read only by
   // elementwise ops, the steps of an elementwise chain) keep 16 bits. false: every tensor is
   // stored at its layer's width, as on an accelerator that runs one op at a time.

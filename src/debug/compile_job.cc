@@ -132,6 +132,9 @@ void apply_compile_options(CompileJob& job, const nlohmann::json& obj, const std
         job.stats = json_list(v, k, origin);
       } else if (k == "shape") {
         o.shapes = cli ? parse_shape_options(json_list(v, k, origin)) : json_shapes(v, origin);
+      } else if (k == "headroom16") {
+        o.headroom16 = v.get<double>();
+        FP_CHECK(o.headroom16 >= 1 && o.headroom16 <= 1000, opt(k), " must be in [1, 1000], not ", o.headroom16);
       } else if (k == "bias_correction") {
         o.bias_correction = v.get<bool>();
       } else if (k == "narrow_intermediates") {

@@ -87,6 +87,10 @@ QParams activation_qparams(CompileContext& cx, const std::string& t, int bits) {
   // distorts what the user reads (a probability clipped at 0.15 is no probability).
   bool clip = r == cx.qat_ranges.end() && h != cx.hist.end() && bits == 8 && !cx.g.is_graph_output(t) && !cx.bounded.count(t);
   if (clip) range = std::min(range, h->second.threshold(cx.opts.calib_method, fx::range_of(q.type).hi));
+  // (7b) In a 16-bit program, tensors have resolution to spare, and a value beyond the calibrated
+  // range saturates: headroom costs 20 log10(H) dB of a ~90 dB resolution, a saturated outlier
+  // far more. (8-bit programs' 16-bit tensors keep their range: the OCR dev split lost with it.)
+  if (bits == 16 && cx.opts.bits == 16 && r == cx.qat_ranges.end()) range *= cx.opts.headroom16;
   q.scale = activation_scale(range, q.type, cx.pow2);
   // (8a) A lopsided signed range ([-0.2, 6] after a HardSwish) wastes most negative codes:
   // uint8 with a zero point, when that makes the step at least 1.25x finer.

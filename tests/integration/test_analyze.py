@@ -24,8 +24,8 @@ def test_analyze_ranks_the_planted_fault_first_both_ways(tmp_path):
     assert a["rank_by_gain_at_16bit"][0] == "conv2" and a["rank_by_cost_at_8bit"][0] == "conv2"
     # conv2 alone at 16 bits recovers most of the all-16-bit quality; alone at 8 bits it loses most.
     assert by["conv2"]["gain_at_16bit"] > 20 and by["conv2"]["cost_at_8bit"] > 20
-    for name in ["conv1", "conv3"]:
-        assert abs(by[name]["gain_at_16bit"]) < 3 and by[name]["cost_at_8bit"] < 10
+    for name in ["conv1", "conv3"]:  # the others: no gain alone, and a cost far below the fault's
+        assert abs(by[name]["gain_at_16bit"]) < 3 and by[name]["cost_at_8bit"] < by["conv2"]["cost_at_8bit"] - 10
     for l in a["layers"]:  # the definitions of the two numbers
         assert abs(l["cost_at_8bit"] - (a["all_16bit"] - l["alone_8bit"])) < 1e-9
         assert abs(l["gain_at_16bit"] - (l["alone_16bit"] - a["all_8bit"])) < 1e-9

@@ -219,3 +219,9 @@ def test_a_layer_list_entry_that_matches_nothing_is_an_error(models, tmp_path, o
     # that may match nothing (TIDL configs deny "MaxPool, Tanh" for every model of a project)
     run_cli("compile", os.path.join(models, "tiny_cnn.onnx"), "--calib", calib, "-o", tmp_path / "ok", "-q",
             "--bits16", "conv_*,op:Gemm,probabilities,op:LSTM")
+
+
+def test_headroom16_out_of_range(models, tmp_path):
+    m, x = os.path.join(models, "tiny_cnn.onnx"), os.path.join(models, "tiny_cnn_input.npy")
+    expect_error(["compile", m, "--calib", f"image={x}", "-o", tmp_path / "p", "--bits", "16", "--headroom16", "0.5"],
+                 "headroom16", "[1, 1000]", code=1)

@@ -270,3 +270,29 @@ def test_trace_changes_no_bit_and_lists_fused_tensors(models, tmp_path):
     assert "relu_9_out" in computed
     codes = np.load(tmp_path / "t" / computed["probabilities"]["codes"])
     assert np.array_equal(codes, np.load(tmp_path / "plain" / "probabilities.codes.npy"))
+
+
+def test_int16_headroom_keeps_values_beyond_the_calibrated_range(tmp_path):
+    """(7b): a 16-bit program's ranges are the calibrated ones x 1.5, so an input 1.4x beyond
+    anything calibration saw passes unclipped; --headroom16 1 clips it at the calibrated range."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(np.array([[[[0.5]]], [[[-2.0]]]], np.float32), "w")
+    g = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
+    rng = np.random.default_rng(3)
+    np.save(tmp_path / "calib.npy", rng.uniform(-1, 1, (4, 1, 1, 4, 4)).astype(np.float32))
+    x = rng.uniform(-1, 1, (1, 1, 4, 4)).astype(np.float32)
+    x[0, 0, 0, 0] = 1.4
+    np.save(tmp_path / "x.npy", x)
+    want = np.concatenate([0.5 * x, -2.0 * x], axis=1)
+    err = {}
+    for h in ("1", "1.5"):
+        run_cli("compile", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "--bits", "16",
+                "--headroom16", h, "-o", tmp_path / f"p{h}", "-q")
+        run_cli("run", tmp_path / f"p{h}", "--input", f"x={tmp_path / 'x.npy'}", "-o", tmp_path / f"o{h}", "-q")
+        err[h] = np.abs(np.load(tmp_path / f"o{h}" / "y.npy") - want).max()
+    assert err["1.5"] < 1e-3, err  # a 16-bit step of a 2.8-wide range is ~1e-4
+    assert err["1"] > 0.3, err      # 1.4 clipped to the calibrated max (~1): -2.8 -> ~-2
