@@ -72,17 +72,30 @@ def snr(ref, got):
     return float("inf") if noise == 0 else 10 * np.log10((ref ** 2).sum() / noise)
 
 
-def evaluate(name, size, n_calib, work):
+def export(name, size, work):
+    """work/name/m.onnx, exported once (seeded weights, see EXPORT)."""
     d = os.path.join(work, name)
     os.makedirs(d, exist_ok=True)
     model = os.path.join(d, "m.onnx")
-    r = {"model": name, "size": size}
     if not os.path.exists(model):
         sh(sys.executable, "-c", EXPORT, name, size, model)
+    return model
+
+
+def inputs(size, n_calib):
+    """(the evaluation input [1, 3, size, size], n_calib calibration inputs [n, 1, 3, size, size]), seeded."""
     rng = np.random.default_rng(1)
     x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
+    return x, rng.standard_normal((n_calib, 1, 3, size, size)).astype(np.float32)
+
+
+def evaluate(name, size, n_calib, work):
+    model = export(name, size, work)
+    d = os.path.dirname(model)
+    r = {"model": name, "size": size}
+    x, calib = inputs(size, n_calib)
     np.save(os.path.join(d, "x.npy"), x)
-    np.save(os.path.join(d, "calib.npy"), rng.standard_normal((n_calib, 1, 3, size, size)).astype(np.float32))
+    np.save(os.path.join(d, "calib.npy"), calib)
     xin = f"x={os.path.join(d, 'x.npy')}"
     sh(CLI, "run", model, "--input", xin, "-o", os.path.join(d, "float"), "-q")
     ref = np.load(os.path.join(d, "float", "y.npy")).astype(np.float64)

@@ -7,7 +7,6 @@ usage: zoo_headroom.py --split dev|test [--models a,b] [--headroom 1,1.25,1.5,2,
 """
 import argparse
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -28,14 +27,8 @@ def main():
     ap.add_argument("--work", default="/tmp/fixpoint_zoo_headroom")
     a = ap.parse_args()
     for name in a.models.split(","):
-        d = os.path.join(a.work, name)
-        os.makedirs(d, exist_ok=True)
-        model = os.path.join(d, "m.onnx")
-        if not os.path.exists(model):
-            subprocess.run([sys.executable, "-c", zoo.EXPORT, name, str(a.size), model], check=True, capture_output=True)
-        rng = np.random.default_rng(1)  # zoo.evaluate's order: the input first, then 4 calibration inputs
-        rng.standard_normal((1, 3, a.size, a.size))
-        calib = [{"x": c} for c in rng.standard_normal((4, 1, 3, a.size, a.size)).astype(np.float32)]
+        model = zoo.export(name, a.size, a.work)
+        calib = [{"x": c} for c in zoo.inputs(a.size, 4)[1]]
         xs = np.random.default_rng(100 if a.split == "dev" else 200).standard_normal(
             (a.inputs, 1, 3, a.size, a.size)).astype(np.float32)
         session = fixpoint.InferenceSession(model)

@@ -6,10 +6,13 @@
 // Every struct lists its fields once, in `fields(v)`: v(name, member) for each. The artifact
 // writer/reader and the validator walk that list (src/artifact/op_schema.cc).
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <variant>
 
+#include "fixpoint/fixedpoint.h"
 #include "fixpoint/tensor.h"
 
 namespace fixpoint::params {
@@ -55,9 +58,11 @@ struct Weighted : Clamp {
     v("weight_bits", weight_bits);
   }
 };
-// §4: whether channel c's int32 accumulator holds every sum: K products of input codes at most
-// `xmax` from the zero point and weights in the weight type's range, plus the bias.
-inline bool int32_holds(const Weighted& w, int64_t c, int64_t xmax) {
+// §4: whether channel c's int32 accumulator holds every sum: K products of input codes (of type
+// `in_type`, offset by `in_zero_point`) and weights in the weight type's range, plus the bias.
+inline bool int32_holds(const Weighted& w, int64_t c, DType in_type, int64_t in_zero_point) {
+  fx::Range xr = fx::range_of(in_type);
+  int64_t xmax = std::max(std::abs(xr.lo - in_zero_point), std::abs(xr.hi - in_zero_point));
   int64_t N = w.weight.dim(0), K = w.weight.numel() / (N > 0 ? N : 1);
   int64_t wmax = w.weight_bits == 8 ? 128 : 32768;
   int64_t b = w.bias.data<int64_t>()[c];

@@ -125,10 +125,8 @@ class Check {
            cat("channel ", c, " is not a positive finite scale"));
     // §4: an int32 accumulator must hold the bias and every sum of products.
     if (!w.wide) {
-      fx::Range xr = fx::range_of(in_q().type);
-      int64_t xmax = std::max(std::abs(xr.lo - in_q().zero_point), std::abs(xr.hi - in_q().zero_point));
       for (int64_t c = 0; c < N; ++c)
-        that(params::int32_holds(w, c, xmax), "wide",
+        that(params::int32_holds(w, c, in_q().type, in_q().zero_point), "wide",
              cat("false, but channel ", c, "'s accumulator can exceed int32"));
     }
   }

@@ -51,8 +51,6 @@ void correct_biases(CompileContext& cx) {
     int64_t mg = conv ? N / (static_cast<int64_t>(x.sum.size()) / cg) : N;  // output channels per group
     QParams qx = cx.prog.tensors.at(op.node.inputs[0]);
     double sx = qx.scale;
-    fx::Range xr = fx::range_of(qx.type);
-    int64_t xmax = std::max(std::abs(xr.lo - qx.zero_point), std::abs(xr.hi - qx.zero_point));
     fx::Range acc = fx::range_of(pw.wide ? DType::Int64 : DType::Int32);
     pw.bias = pw.bias.clone();  // its own codes (tensors share storage on copy)
     for (int64_t c = 0; c < N; ++c) {
@@ -69,7 +67,7 @@ void correct_biases(CompileContext& cx) {
       if (std::isfinite(code) && std::abs(code) < 0x1p62) b = fx::sat(b - static_cast<int64_t>(fx::round_half_up(code)), acc);
       // A layer accumulating in int32 (§4) keeps a channel's bias where the corrected one would
       // let the accumulator overflow: the correction is a fraction of a step, overflow is not.
-      if (!pw.wide && !params::int32_holds(pw, c, xmax)) b = old, ++kept;
+      if (!pw.wide && !params::int32_holds(pw, c, qx.type, qx.zero_point)) b = old, ++kept;
     }
     ++corrected;
   }

@@ -49,7 +49,7 @@ void Stats::add(const Tensor& t, bool track_grid) {
 }
 
 void ChannelSums::add(const Tensor& t) {
-  if (!dtype_is_float(t.dtype()) || t.rank() == 0) return;
+  if (!dtype_is_float(t.dtype()) || t.rank() == 0 || t.numel() == 0) return;
   int64_t a = axis < 0 ? t.rank() + axis : axis;
   if (a < 0 || a >= t.rank()) return;
   int64_t C = t.dim(a), inner = 1;
@@ -57,13 +57,14 @@ void ChannelSums::add(const Tensor& t) {
   if (sum.empty()) sum.assign(static_cast<size_t>(C), 0.0), count.assign(static_cast<size_t>(C), 0.0);
   if (static_cast<int64_t>(sum.size()) != C || C == 0) return;  // another shape: not an input channel axis
   const float* p = t.dtype() == DType::Float32 ? t.data<float>() : nullptr;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    double v = p ? p[i] : t.get_f64(i);
-    if (!std::isfinite(v)) continue;  // §2.8: ranges ignore non-finite values, and so do means
-    size_t c = static_cast<size_t>((i / inner) % C);
-    sum[c] += v;
-    count[c] += 1;
-  }
+  for (int64_t i = 0, outer = t.numel() / (C * inner); i < outer; ++i)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t j = (i * C + c) * inner, end = j + inner; j < end; ++j) {
+        double v = p ? p[j] : t.get_f64(j);
+        if (!std::isfinite(v)) continue;  // §2.8: ranges ignore non-finite values, and so do means
+        sum[static_cast<size_t>(c)] += v;
+        count[static_cast<size_t>(c)] += 1;
+      }
 }
 
 std::optional<int> channel_axis(const Node& n) {
@@ -89,7 +90,10 @@ void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPa
   int last = hist ? 1 : 0;
   if (first == 0)
     for (const auto& n : cx.g.nodes)
-      if (auto a = channel_axis(n); a && !n.inputs.empty()) cx.channels.try_emplace(n.inputs[0]).first->second.axis = *a;
+      if (auto a = channel_axis(n); a && !n.inputs.empty()) {
+        auto [it, fresh] = cx.channels.try_emplace(n.inputs[0]);
+        if (fresh) it->second.axis = *a;  // the first reader's axis; bias correction checks each reader's
+      }
   for (int pass = first; pass <= last; ++pass) {
     // Non-finite values are counted in the first pass that runs (each sample once).
     bool count = pass == first;
