@@ -71,7 +71,7 @@ class Check {
     FP_CHECK(ok, "field '", field, "': ", what);
   }
   void range(int64_t v, int64_t lo, int64_t hi, const char* field) const {
-    that(v >= lo && v <= hi, field, cat("value ", v, " outside [", lo, ", ", hi, "]"));
+    if (v < lo || v > hi) that(false, field, cat("value ", v, " outside [", lo, ", ", hi, "]"));  // (the message only then)
   }
   // A tensor of dtype t with n elements (n < 0: any), every value in [lo, hi] for integers.
   void tensor(const Tensor& x, DType t, int64_t n, const char* field, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX) const {
