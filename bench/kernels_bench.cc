@@ -27,20 +27,35 @@ const std::vector<Layer>& layers() {
   return l;
 }
 
-void run_layer(benchmark::State& state, const Layer& l, const xk::GemmS16Kernel* k) {
+// A layer with random codes and weights and the multipliers the compiler makes ((12) float
+// mode: m in [2^30, 2^31), here n = 40, M about 2^-10), int32 accumulation.
+test::Case make_case(const Layer& l) {
   std::mt19937 rng(1);
   test::Case c = l.conv.x.empty() ? test::make_matmul_case(l.mm_x, l.mm_n, l.name, rng)
                                   : test::make_conv_case(l.conv, l.name, rng);
+  params::Weighted& p = *weighted_params(c.op.params);
+  p.wide = false;
+  for (int64_t ch = 0; ch < p.mult.numel(); ++ch) {
+    p.bias.data<int64_t>()[ch] %= int64_t{1} << 20;
+    p.mult.data<int64_t>()[ch] = (int64_t{1} << 30) + static_cast<int64_t>(rng() % (1u << 30));
+    p.shift.data<int64_t>()[ch] = 40;
+  }
+  return c;
+}
+
+// The reference kernel (isa empty) or `isa`'s optimized run step on weights packed beforehand,
+// as a program packs them when it loads.
+void run_layer(benchmark::State& state, const Layer& l, const std::string& isa) {
+  test::Case c = make_case(l);
   std::vector<Tensor> out(1);
   qref::QContext ctx{c.op, {&c.x}, {c.qx}, {c.qy}, out, 1};
   qref::QKernelFn ref = qref::find_integer_kernel(std::string(c.op.kind()));
+  std::shared_ptr<const xk::PackedWeights> pw = isa.empty() ? nullptr : xk::pack_weights(c.op, c.qx.type, isa);
   for (auto _ : state) {
-    if (!k) {
-      ref(ctx);
-    } else if (c.op.is<params::Conv>()) {
-      xk::conv_s8_gemm(ctx, *k);
+    if (pw) {
+      xk::run_packed(ctx, *pw);
     } else {
-      xk::matmul_s8_gemm(ctx, *k);
+      ref(ctx);
     }
     benchmark::DoNotOptimize(out[0]);
   }
@@ -48,11 +63,16 @@ void run_layer(benchmark::State& state, const Layer& l, const xk::GemmS16Kernel*
 
 int register_all() {
   for (const Layer& l : layers()) {
-    benchmark::RegisterBenchmark(cat(l.name, "/reference").c_str(), [&l](benchmark::State& s) { run_layer(s, l, nullptr); })
+    benchmark::RegisterBenchmark(cat(l.name, "/reference").c_str(), [&l](benchmark::State& s) { run_layer(s, l, ""); })
         ->Unit(benchmark::kMicrosecond);
-    for (const xk::GemmS16Kernel* k : xk::available_gemm_s16())
-      benchmark::RegisterBenchmark(cat(l.name, "/", k->name).c_str(), [&l, k](benchmark::State& s) { run_layer(s, l, k); })
+    test::Case c = make_case(l);
+    for (const xk::GemmS16Kernel* k : xk::available_gemm_s16()) {
+      std::string isa = k->isa;
+      auto pw = xk::pack_weights(c.op, c.qx.type, isa);
+      if (!pw) continue;
+      benchmark::RegisterBenchmark(cat(l.name, "/", pw->kernel_name()).c_str(), [&l, isa](benchmark::State& s) { run_layer(s, l, isa); })
           ->Unit(benchmark::kMicrosecond);
+    }
   }
   return 0;
 }

@@ -31,13 +31,17 @@ inline Tensor random_codes(DType t, const Shape& s, std::mt19937& rng) {
 inline void prepare_channels(params::Weighted& op, int64_t M, int64_t K, std::mt19937& rng, int64_t wmax,
                              bool x16 = false) {
   bool wide = rng() % 2 || x16;  // 16-bit layers accumulate in int64 (§4)
+  // Half the int32 layers get (12)'s float-mode multipliers, m in [2^30, 2^31) and n from 31
+  // (what the compiler makes for M < 1/2, the optimized kernels' vector epilogue).
+  bool q31 = !wide && rng() % 2;
   int64_t bmax = wide ? int64_t{1} << 40 : int64_t{1} << 20;
   Tensor bias(DType::Int64, {M}), mult(DType::Int64, {M}), shift(DType::Int64, {M});
   std::uniform_int_distribution<int64_t> b(-bmax, bmax), m(1 << 14, (1 << 15) - 1), n(14, 24);
+  std::uniform_int_distribution<int64_t> m31(int64_t{1} << 30, (int64_t{1} << 31) - 1), n31(31, 44);
   for (int64_t c = 0; c < M; ++c) {
     bias.data<int64_t>()[c] = b(rng);
-    mult.data<int64_t>()[c] = m(rng);
-    shift.data<int64_t>()[c] = n(rng) + (wide ? 20 : 0);
+    mult.data<int64_t>()[c] = q31 ? m31(rng) : m(rng);
+    shift.data<int64_t>()[c] = q31 ? n31(rng) : n(rng) + (wide ? 20 : 0);
   }
   op.bias = bias;
   op.mult = mult;

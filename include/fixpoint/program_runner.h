@@ -10,6 +10,10 @@
 
 namespace fixpoint {
 
+namespace xk {
+struct PackedWeights;  // src/kernels/x86/conv_gemm.h
+}
+
 struct ProgramOutputs {
   std::map<std::string, Tensor> values;  // graph outputs dequantized to float32 (docs/arithmetic.md (6))
   std::map<std::string, Tensor> codes;   // the integer codes of fixed-point graph outputs
@@ -49,6 +53,11 @@ class ProgramRunner {
   // Per op: the fast float kernel of a float (CPU fallback) op, prepared once with the program's
   // float constants; null where there is none.
   std::vector<std::shared_ptr<const PreparedKernel>> float_kernels_;
+  // Per op: the weights of an integer Conv or Gemm/MatMul packed once for the selected ISA's
+  // GEMM; null where the op does not take the optimized GEMM path.
+  std::vector<std::shared_ptr<const xk::PackedWeights>> packed_;
+  // The index of `op` in the program's ops, or -1 for an op of the caller's own.
+  int64_t index_of(const QOp& op) const;
 };
 
 }  // namespace fixpoint

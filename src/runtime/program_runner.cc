@@ -46,7 +46,17 @@ ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
       FP_CHECK(qref::find_integer_kernel(std::string(op.kind())), op.node.label(), ": no integer kernel for op kind '", op.kind(), "'");
     }
     float_kernels_.push_back(std::move(fast));
+    bool weighted = op.is<params::Conv>() || op.is<params::MatMul>();
+    packed_.push_back(weighted && !op.node.inputs.empty() ? xk::pack_weights(op, q_of(op.node.inputs[0]).type, selected_isa())
+                                                          : nullptr);
   }
+}
+
+int64_t ProgramRunner::index_of(const QOp& op) const {
+  const QOp* first = prog_.ops.data();
+  bool ours = !prog_.ops.empty() && !std::less<const QOp*>()(&op, first) &&
+              std::less<const QOp*>()(&op, first + prog_.ops.size());
+  return ours ? &op - first : -1;
 }
 
 const std::string& ProgramRunner::kernel_isa() { return selected_isa(); }
@@ -94,10 +104,8 @@ std::vector<Tensor> ProgramRunner::run_op_unlabeled(const QOp& op, const std::ma
   std::vector<Tensor> outs;
   if (op.is<params::Float>() || op.is<params::Move>()) {
     // The prepared kernel of this program's op (callers may also pass ops of their own).
-    const QOp* first = prog_.ops.data();
-    bool ours = !prog_.ops.empty() && !std::less<const QOp*>()(&op, first) &&
-                std::less<const QOp*>()(&op, first + prog_.ops.size());
-    const PreparedKernel* fast = ours ? float_kernels_[static_cast<size_t>(&op - first)].get() : nullptr;
+    int64_t i = index_of(op);
+    const PreparedKernel* fast = i >= 0 ? float_kernels_[static_cast<size_t>(i)].get() : nullptr;
     outs = run_node(op.node, ins, fast, threads_);
     if (op.is<params::Float>())
       for (size_t i = 0; i < outs.size(); ++i) {
@@ -110,7 +118,13 @@ std::vector<Tensor> ProgramRunner::run_op_unlabeled(const QOp& op, const std::ma
     qref::QContext ctx{op, ins, {}, {}, outs, threads_};
     for (const auto& in : op.node.inputs) ctx.in_q.push_back(q_of(in));
     for (const auto& o : op.node.outputs) ctx.out_q.push_back(q_of(o));
-    xk::find_runtime_kernel(std::string(op.kind()))(ctx);
+    int64_t i = index_of(op);
+    const xk::PackedWeights* packed = i >= 0 ? packed_[static_cast<size_t>(i)].get() : nullptr;
+    if (packed) {
+      xk::run_packed(ctx, *packed);
+    } else {
+      xk::find_runtime_kernel(std::string(op.kind()))(ctx);
+    }
   }
   return outs;
 }

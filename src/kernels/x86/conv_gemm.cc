@@ -2,6 +2,7 @@
 // a[c] = q_b[c] + sum (q_x - z_x) q_w as the reference, summed by an ISA kernel, then RQ (13).
 #include "conv_gemm.h"
 
+#include <cstdint>
 #include <type_traits>
 
 #include "../reference/common.h"
@@ -57,20 +58,29 @@ std::vector<int16_t> padded_weight_rows(const Tensor& w, int64_t rows, int64_t k
   return r;
 }
 
+bool is_16bit(DType t) { return t == DType::Int16 || t == DType::UInt16; }
+
 // Which operands the GEMM takes as byte planes: 16-bit activations always (q - z does not fit
 // int16), 16-bit weights when their products with the activations could overflow int32 over K.
 struct PlaneSplit {
   bool x = false, w = false;
 };
 
-PlaneSplit plane_split(const qref::QContext& c) {
-  DType t = c.in.at(0)->dtype();
-  const params::Weighted& p = qref::weighted(c.op);
-  int64_t K = p.weight.numel() / std::max<int64_t>(p.weight.dim(0), 1);
+int64_t row_length(const Tensor& w) { return w.numel() / std::max<int64_t>(w.dim(0), 1); }
+
+PlaneSplit plane_split(const QOp& op, DType in_type) {
+  const params::Weighted& p = qref::weighted(op);
+  int64_t K = row_length(p.weight);
   PlaneSplit s;
-  s.x = t == DType::Int16 || t == DType::UInt16;
+  s.x = is_16bit(in_type);
   s.w = p.weight_bits == 16 && (s.x || K * 255 * 32768 >= (int64_t{1} << 31));
   return s;
+}
+
+// A Conv whose every output channel reads one input channel (group = M, one channel per group).
+bool is_depthwise(const QOp& op) {
+  const Tensor& w = qref::weighted(op).weight;
+  return op.is<params::Conv>() && w.rank() >= 2 && w.dim(1) == 1 && op.node.attr_int("group", 1) == w.dim(0);
 }
 
 // The weight rows as GEMM operands: one padded plane, or two byte planes.
@@ -94,40 +104,170 @@ void add_plane_sum(std::vector<int64_t>& acc64, const std::vector<int32_t>& sum,
   for (size_t e = 0; e < sum.size(); ++e) acc64[e] += static_cast<int64_t>(sum[e]) * (int64_t{1} << shift);
 }
 
+// The u8 x s8 GEMM's operands (gemm_u8s8.h): 8-bit codes shifted into [0, 255] (int8 codes
+// + 128, by flipping the sign bit; uint8 codes read in place), and the shifted zero point z_u,
+// what a padding tap holds (it adds (z_u - z_u) w = 0).
+struct ShiftedCodes {
+  std::vector<uint8_t> store;
+  const uint8_t* data;
+  int64_t zu;
+  ShiftedCodes(const Tensor& x, int64_t zero_point) {
+    if (x.dtype() == DType::UInt8) {
+      data = x.data<uint8_t>();
+      zu = zero_point;
+      return;
+    }
+    const int8_t* p = x.data<int8_t>();
+    store.resize(static_cast<size_t>(x.numel()));
+    for (size_t i = 0; i < store.size(); ++i) store[i] = static_cast<uint8_t>(static_cast<uint8_t>(p[i]) ^ 0x80u);
+    data = store.data();
+    zu = zero_point + 128;
+  }
+};
+
+// sum (q - z) w of (14) from the u8 x s8 GEMM's sum (u - z_u) w = sum u w - z_u sum w; both
+// terms and the result are within K * 255 * 128 < 2^31 (gemm_path_applies).
+void remove_zero_point(int32_t* acc, int64_t n, int64_t zu, int32_t wsum) {
+  int32_t t = static_cast<int32_t>(zu * wsum);
+  for (int64_t i = 0; i < n; ++i) acc[i] -= t;
+}
+
+// out[i] = RQ(bias[ch] + sum[i]) (13) for `count` sums of channel ch: the ISA's vector epilogue
+// where requant.h's conditions hold (every non-wide layer, whose bias + sum is within int32 (§4),
+// with n >= 1), else the reference's ChannelRequant::row. Overwrites sum.
+template <typename T>
+void requant_store(const qref::ChannelRequant& rq, RequantRowFn vec, int64_t ch, int32_t* sum, int64_t count, T* out) {
+  fx::Multiplier mu{rq.mult[ch], static_cast<int>(rq.shift[ch])};
+  int64_t b = rq.bias[ch], lo_z = rq.r.lo - rq.zy, hi_z = rq.r.hi - rq.zy;
+  auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+  if (!vec || rq.wide || !fits(b) || mu.m <= 0 || !fits(mu.m) || mu.n < 1 || mu.n > 62 || !fits(lo_z) || !fits(hi_z) ||
+      !fits(rq.zy))
+    return rq.row(ch, sum, count, out);
+  int64_t i = vec(sum, count, static_cast<int32_t>(b), mu.m, mu.n, static_cast<int32_t>(lo_z), static_cast<int32_t>(hi_z),
+                  static_cast<int32_t>(rq.zy));
+  for (; i < count; ++i) sum[i] = static_cast<int32_t>(fx::requantize(b + sum[i], mu, rq.zy, rq.r));
+  for (i = 0; i < count; ++i) out[i] = static_cast<T>(sum[i]);
+}
+
+// Where im2col element (patch q, column col) goes: q * q_stride + (col / 4) * quad_stride +
+// col % 4. Rows of Kp (q_stride = Kp, quad_stride = 4: element col of row q) for the dot-product
+// GEMMs; quads (q_stride = 4, quad_stride = 4 Np) for the broadcast GEMM (gemm_u8s8.h).
+struct PatchLayout {
+  int64_t q_stride, quad_stride;
+  static PatchLayout rows(int64_t Kp) { return {Kp, 4}; }
+  static PatchLayout quads(int64_t Np) { return {4, 4 * Np}; }
+  int64_t col(int64_t c) const { return (c >> 2) * quad_stride + (c & 3); }
+};
+
+// im2col patches [q0, q0 + nq) of batch row b, group g: patch q holds, for each (channel, tap)
+// column, the code the tap reads, `pad` where it falls into the padding; columns K..Kp are left
+// as they are (their weights are 0).
+template <typename E>
+void fill_patches(const ref::ConvGeometry& geo, const E* xplane, E pad, int64_t b, int64_t g, int64_t q0, int64_t nq,
+                  PatchLayout lay, bool pointwise, E* patches) {
+  const ref::Window& w3 = geo.w3;
+  const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride, &d = w3.dilation, &p = w3.pad_begin;
+  int64_t cg = geo.cg, ks = geo.ks, in_plane = geo.in_plane, qs = lay.q_stride;
+  if (pointwise) {  // 1x1, stride 1, no padding: patch q is column q of the input planes
+    for (int64_t ci = 0; ci < cg; ++ci) {
+      const E* xp = xplane + (b * geo.C + g * cg + ci) * in_plane + q0;
+      E* dst = patches + lay.col(ci);
+      for (int64_t qi = 0; qi < nq; ++qi) dst[qi * qs] = xp[qi];
+    }
+    return;
+  }
+  // Column by column (channel, tap), one run of output columns (fixed od, oh) at a time.
+  for (int64_t ci = 0; ci < cg; ++ci) {
+    const E* xp = xplane + (b * geo.C + g * cg + ci) * in_plane;
+    for (int64_t kk = 0; kk < ks; ++kk) {
+      int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2], col = lay.col(ci * ks + kk);
+      ref::ColumnRange cr = ref::valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
+      for (int64_t q = q0; q < q0 + nq;) {
+        int64_t od = q / (out[1] * out[2]), oh = q / out[2] % out[1], ow0 = q % out[2];
+        int64_t run = std::min(out[2] - ow0, q0 + nq - q);
+        int64_t id = od * s[0] - p[0] + kd * d[0], ih = oh * s[1] - p[1] + kh * d[1];
+        E* dst = patches + (q - q0 - ow0) * qs + col;  // dst[ow * qs]
+        if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1]) {
+          for (int64_t ow = ow0; ow < ow0 + run; ++ow) dst[ow * qs] = pad;
+        } else {
+          const E* xrow = xp + (id * in[1] + ih) * in[2] + cr.off;
+          for (int64_t ow = ow0; ow < ow0 + run; ++ow) dst[ow * qs] = ow >= cr.lo && ow < cr.hi ? xrow[ow * s[2]] : pad;
+        }
+        q += run;
+      }
+    }
+  }
+}
+
 }  // namespace
 
-bool gemm_path_applies(const qref::QContext& c) {
-  DType t = c.in.at(0)->dtype();
-  bool x16 = t == DType::Int16 || t == DType::UInt16;
+bool gemm_path_applies(const QOp& op, DType t) {
+  bool x16 = is_16bit(t);
   if (t != DType::Int8 && t != DType::UInt8 && !x16) return false;
-  if (x16 && c.op.is<params::ConvTranspose>()) return false;  // (8-bit only so far)
+  if (x16 && op.is<params::ConvTranspose>()) return false;  // (8-bit only so far)
   // The GEMM sums products in int32 and adds the bias in int64 afterwards, so each GEMM needs
   // K * max|x operand| * max|w operand| < 2^31 whatever the layer's accumulator ("wide" layers
   // get there through a large bias code, e.g. a channel with near-zero weights, not through K).
   // Byte planes (16-bit operands) bound each operand by 256; the planes' sums add in int64.
-  const params::Weighted& p = qref::weighted(c.op);
-  const Tensor& w = p.weight;
-  int64_t K = w.numel() / std::max<int64_t>(w.dim(0), 1);
-  PlaneSplit split = c.op.is<params::ConvTranspose>() ? PlaneSplit{} : plane_split(c);
+  // The u8 x s8 GEMM's shifted codes are within [0, 255] like |q - z| of 8-bit codes.
+  const params::Weighted& p = qref::weighted(op);
+  int64_t K = row_length(p.weight);
+  PlaneSplit split = op.is<params::ConvTranspose>() ? PlaneSplit{} : plane_split(op, t);
   int64_t xmax = split.x ? 256 : 255, wmax = p.weight_bits == 8 ? 128 : split.w ? 256 : 32768;
   return K * xmax * wmax < (int64_t{1} << 31);
 }
 
-void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
+std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, const std::string& isa) {
+  if (!op.is<params::Conv>() && !op.is<params::MatMul>()) return nullptr;
+  const GemmS16Kernel* s16 = gemm_s16_for(isa);
+  if (!s16 || !gemm_path_applies(op, in_type)) return nullptr;
+  auto pw = std::make_shared<PackedWeights>();
+  const Tensor& w = qref::weighted(op).weight;
+  pw->in_type = in_type;
+  pw->s16 = s16;
+  pw->rows = w.dim(0);
+  pw->K = row_length(w);
+  PlaneSplit split = plane_split(op, in_type);
+  pw->split_x = split.x;
+  pw->split_w = split.w;
+  if (isa == "avx2" || isa == "avx512vnni") pw->requant = requant_row_s32_avx2;
+  bool depthwise = is_depthwise(op);
+  const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
+  if (u8 && !is_16bit(in_type) && w.dtype() == DType::Int8 && !depthwise) {
+    pw->u8 = u8;
+    pw->Kp = round_up(pw->K, u8->k_align);
+    pw->w8.assign(static_cast<size_t>(pw->rows * pw->Kp), 0);
+    pw->w8_sum.assign(static_cast<size_t>(pw->rows), 0);
+    const int8_t* src = w.data<int8_t>();
+    for (int64_t m = 0; m < pw->rows; ++m)
+      for (int64_t k = 0; k < pw->K; ++k) {
+        int8_t v = src[m * pw->K + k];
+        pw->w8[static_cast<size_t>(m * pw->Kp + k)] = v;
+        pw->w8_sum[static_cast<size_t>(m)] += v;
+      }
+    return pw;
+  }
+  pw->Kp = round_up(pw->K, s16->k_align);
+  // Depthwise layers sum whole values tap by tap (no planes); the rest take the GEMM's planes.
+  pw->w16 = depthwise ? std::vector<std::vector<int16_t>>{padded_weight_rows(w, pw->rows, pw->K, pw->Kp)}
+                      : weight_planes(w, pw->rows, pw->K, pw->Kp, split.w);
+  return pw;
+}
+
+void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
   const Tensor& w = qref::weighted(op).weight;
   qref::ChannelRequant rq(c);
   ref::ConvGeometry geo = ref::conv_geometry(op.node, x.shape(), w.shape());
-  int64_t N = geo.N, C = geo.C, M = geo.M, group = geo.group, cg = geo.cg, mg = geo.mg;
+  int64_t N = geo.N, M = geo.M, group = geo.group, cg = geo.cg, mg = geo.mg;
   const ref::Window& w3 = geo.w3;
-  const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride, &d = w3.dilation, &p = w3.pad_begin;
+  const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride, &p = w3.pad_begin;
   Tensor& y = c.output(0, geo.out_shape);
   int64_t in_plane = geo.in_plane, out_plane = geo.out_plane, ks = geo.ks;
-  int64_t K = cg * ks, Kp = round_up(K, kern.k_align);
-  PlaneSplit split = plane_split(c);
-  std::vector<std::vector<int16_t>> xs = activation_planes(x, c.in_q[0].zero_point, split.x);
-  std::vector<std::vector<int16_t>> ws = weight_planes(w, M, K, Kp, split.w);  // row m: [ci][kd][kh][kw]
+  int64_t K = cg * ks, Kp = pw.Kp;
+  FP_CHECK(K == pw.K && M == pw.rows, op.node.label(), ": packed weights do not fit the layer");
+  int64_t zp = c.in_q[0].zero_point;
   int64_t chunks = (out_plane + kPatchChunk - 1) / kPatchChunk;
   bool pointwise = ks == 1 && out_plane == in_plane;
   for (size_t i = 0; i < 3; ++i) pointwise = pointwise && s[i] == 1 && p[i] == 0;
@@ -160,76 +300,61 @@ void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
             });
           }
           if constexpr (std::is_same_v<Acc, int32_t>) {
-            rq.row(m, acc.data(), out_plane, yp + bm * out_plane);
+            requant_store(rq, pw.requant, m, acc.data(), out_plane, yp + bm * out_plane);
           } else {
             for (int64_t q = 0; q < out_plane; ++q) yp[bm * out_plane + q] = static_cast<T>(rq(rq.bias[m] + acc[q], m));
           }
         });
       };
-      if (!split.x && !split.w) {
-        depthwise(xs[0].data(), ws[0].data(), int32_t{0});
+      if (!pw.split_x && !pw.split_w) {
+        depthwise(centered_codes(x, zp).data(), pw.w16[0].data(), int32_t{0});
       } else {
-        std::vector<int32_t> xc = centered_codes<int32_t>(x, c.in_q[0].zero_point);
-        std::vector<int16_t> wfull = padded_weight_rows(w, M, K, Kp);
-        depthwise(xc.data(), wfull.data(), int64_t{0});
+        depthwise(centered_codes<int32_t>(x, zp).data(), pw.w16[0].data(), int64_t{0});
       }
       return;
     }
     // Tasks (batch row, group, chunk of output positions) are independent: each builds its own
     // im2col rows, so any thread count computes the same values.
+    if (pw.u8) {
+      ShiftedCodes xu(x, zp);
+      const GemmU8S8Kernel& kern = *pw.u8;
+      parallel_for(N * group * chunks, c.threads, [&](int64_t task) {
+        int64_t b = task / (group * chunks), g = task / chunks % group, q0 = task % chunks * kPatchChunk;
+        int64_t nq = std::min(kPatchChunk, out_plane - q0), np = round_up(nq, kern.n_align);
+        PatchLayout lay = kern.quads ? PatchLayout::quads(np) : PatchLayout::rows(Kp);
+        std::vector<uint8_t> patches(static_cast<size_t>(np * Kp), 0);
+        fill_patches<uint8_t>(geo, xu.data, static_cast<uint8_t>(xu.zu), b, g, q0, nq, lay, pointwise, patches.data());
+        std::vector<int32_t> acc(static_cast<size_t>(mg * np));
+        kern.run({mg, np, Kp, pw.w8.data() + g * mg * Kp, patches.data(), acc.data(), np, 1});
+        for (int64_t mi = 0; mi < mg; ++mi) {
+          int64_t m = g * mg + mi;
+          remove_zero_point(acc.data() + mi * np, nq, xu.zu, pw.w8_sum[static_cast<size_t>(m)]);
+          requant_store(rq, pw.requant, m, acc.data() + mi * np, nq, yp + (b * M + m) * out_plane + q0);
+        }
+      });
+      return;
+    }
+    std::vector<std::vector<int16_t>> xs = activation_planes(x, zp, pw.split_x);
+    const GemmS16Kernel& kern = *pw.s16;
     parallel_for(N * group * chunks, c.threads, [&](int64_t task) {
       int64_t b = task / (group * chunks), g = task / chunks % group, q0 = task % chunks * kPatchChunk;
       int64_t nq = std::min(kPatchChunk, out_plane - q0);
-      std::vector<int16_t> patches(static_cast<size_t>(nq * Kp));
-      for (int64_t qi = 0; qi < nq; ++qi)
-        for (int64_t col = K; col < Kp; ++col) patches[qi * Kp + col] = 0;
-      auto im2col = [&](const int16_t* xplane) {
-        if (pointwise) {  // 1x1, stride 1, no padding: patch row q is column q of the input planes
-          for (int64_t ci = 0; ci < cg; ++ci) {
-            const int16_t* xp = xplane + (b * C + g * cg + ci) * in_plane + q0;
-            for (int64_t qi = 0; qi < nq; ++qi) patches[qi * Kp + ci] = xp[qi];
-          }
-          return;
-        }
-        // Column by column (channel, tap), one run of output columns (fixed od, oh) at a time:
-        // the taps inside the input are copied, those in the padding are 0 (they add nothing).
-        for (int64_t ci = 0; ci < cg; ++ci) {
-          const int16_t* xp = xplane + (b * C + g * cg + ci) * in_plane;
-          for (int64_t kk = 0; kk < ks; ++kk) {
-            int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2], col = ci * ks + kk;
-            ref::ColumnRange cr = ref::valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
-            for (int64_t q = q0; q < q0 + nq;) {
-              int64_t od = q / (out[1] * out[2]), oh = q / out[2] % out[1], ow0 = q % out[2];
-              int64_t run = std::min(out[2] - ow0, q0 + nq - q);
-              int64_t id = od * s[0] - p[0] + kd * d[0], ih = oh * s[1] - p[1] + kh * d[1];
-              int16_t* dst = patches.data() + (q - q0) * Kp + col - ow0 * Kp;  // dst[ow * Kp]
-              if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1]) {
-                for (int64_t ow = ow0; ow < ow0 + run; ++ow) dst[ow * Kp] = 0;
-              } else {
-                const int16_t* xrow = xp + (id * in[1] + ih) * in[2] + cr.off;
-                for (int64_t ow = ow0; ow < ow0 + run; ++ow)
-                  dst[ow * Kp] = ow >= cr.lo && ow < cr.hi ? xrow[ow * s[2]] : 0;
-              }
-              q += run;
-            }
-          }
-        }
-      };
+      std::vector<int16_t> patches(static_cast<size_t>(nq * Kp), 0);
       std::vector<int32_t> acc(static_cast<size_t>(mg * nq));
-      if (xs.size() == 1 && ws.size() == 1) {
-        im2col(xs[0].data());
-        kern.run({mg, nq, Kp, ws[0].data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
+      if (xs.size() == 1 && pw.w16.size() == 1) {
+        fill_patches<int16_t>(geo, xs[0].data(), 0, b, g, q0, nq, PatchLayout::rows(Kp), pointwise, patches.data());
+        kern.run({mg, nq, Kp, pw.w16[0].data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
         for (int64_t mi = 0; mi < mg; ++mi) {
           int64_t m = g * mg + mi;
-          rq.row(m, acc.data() + mi * nq, nq, yp + (b * M + m) * out_plane + q0);
+          requant_store(rq, pw.requant, m, acc.data() + mi * nq, nq, yp + (b * M + m) * out_plane + q0);
         }
         return;
       }
       std::vector<int64_t> acc64(static_cast<size_t>(mg * nq), 0);
       for (size_t i = 0; i < xs.size(); ++i) {
-        im2col(xs[i].data());
-        for (size_t j = 0; j < ws.size(); ++j) {
-          kern.run({mg, nq, Kp, ws[j].data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
+        fill_patches<int16_t>(geo, xs[i].data(), 0, b, g, q0, nq, PatchLayout::rows(Kp), pointwise, patches.data());
+        for (size_t j = 0; j < pw.w16.size(); ++j) {
+          kern.run({mg, nq, Kp, pw.w16[j].data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
           add_plane_sum(acc64, acc, static_cast<int>(8 * (i + j)));
         }
       }
@@ -307,57 +432,89 @@ void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   });
 }
 
-void matmul_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
+void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
-  const Tensor& w = qref::weighted(op).weight;
-  int64_t N = w.dim(0), K = w.dim(1), Kp = round_up(K, kern.k_align);
+  int64_t N = pw.rows, K = pw.K, Kp = pw.Kp;
   FP_CHECK(x.rank() >= 1 && x.dim(-1) == K, op.node.label(), ": input ", shape_str(x.shape()), " does not have ", K,
            " columns");
   Shape ys = x.shape();
   ys.back() = N;
   Tensor& y = c.output(0, ys);
   qref::ChannelRequant rq(c);
-  PlaneSplit split = plane_split(c);
-  std::vector<std::vector<int16_t>> xs = activation_planes(x, c.in_q[0].zero_point, split.x);
-  std::vector<std::vector<int16_t>> ws = weight_planes(w, N, K, Kp, split.w);
+  int64_t zp = c.in_q[0].zero_point;
   int64_t rows = x.numel() / std::max<int64_t>(K, 1);
   int64_t chunks = (rows + kPatchChunk - 1) / kPatchChunk;
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* yp = y.data<T>();
+    auto store = [&](int64_t r0, int64_t nr, const auto& sums) {  // row-major: channel varies fastest
+      for (int64_t i = 0; i < nr; ++i)
+        for (int64_t j = 0; j < N; ++j) yp[(r0 + i) * N + j] = static_cast<T>(rq(rq.bias[j] + sums[i * N + j], j));
+    };
+    if (pw.u8) {  // 8-bit codes, int8 weights: one exact u8 x s8 GEMM per chunk of rows
+      ShiftedCodes xu(x, zp);
+      const GemmU8S8Kernel& kern = *pw.u8;
+      parallel_for(chunks, c.threads, [&](int64_t task) {
+        int64_t r0 = task * kPatchChunk, nr = std::min(kPatchChunk, rows - r0), np = round_up(nr, kern.n_align);
+        PatchLayout lay = kern.quads ? PatchLayout::quads(np) : PatchLayout::rows(Kp);
+        std::vector<uint8_t> xr(static_cast<size_t>(np * Kp), 0);
+        for (int64_t i = 0; i < nr; ++i)
+          for (int64_t j = 0; j < K; ++j) xr[static_cast<size_t>(i * lay.q_stride + lay.col(j))] = xu.data[(r0 + i) * K + j];
+        // acc[j][i] (quads: C rows are the weight rows) or acc[i][j] (rows)
+        int64_t sj = kern.quads ? np : 1, si = kern.quads ? 1 : N;
+        std::vector<int32_t> acc(static_cast<size_t>(np * N));
+        kern.run({N, np, Kp, pw.w8.data(), xr.data(), acc.data(), sj, si});
+        std::vector<int32_t> sums(static_cast<size_t>(nr * N));
+        for (int64_t i = 0; i < nr; ++i)
+          for (int64_t j = 0; j < N; ++j) sums[i * N + j] = acc[j * sj + i * si];
+        for (int64_t i = 0; i < nr; ++i)
+          for (int64_t j = 0; j < N; ++j) remove_zero_point(&sums[i * N + j], 1, xu.zu, pw.w8_sum[static_cast<size_t>(j)]);
+        store(r0, nr, sums);
+      });
+      return;
+    }
+    std::vector<std::vector<int16_t>> xs = activation_planes(x, zp, pw.split_x);
     parallel_for(chunks, c.threads, [&](int64_t task) {
       int64_t r0 = task * kPatchChunk, nr = std::min(kPatchChunk, rows - r0);
       std::vector<int32_t> acc(static_cast<size_t>(nr * N));
-      auto store = [&](const auto& sums) {  // row-major: channel varies fastest
-        for (int64_t i = 0; i < nr; ++i)
-          for (int64_t j = 0; j < N; ++j) yp[(r0 + i) * N + j] = static_cast<T>(rq(rq.bias[j] + sums[i * N + j], j));
-      };
-      if (xs.size() == 1 && ws.size() == 1) {  // 8-bit: one exact int32 GEMM
+      if (xs.size() == 1 && pw.w16.size() == 1) {  // 8-bit: one exact int32 GEMM
         std::vector<int16_t> xr = padded_rows(xs[0].data() + r0 * K, nr, K, Kp);
-        kern.run({N, nr, Kp, ws[0].data(), xr.data(), acc.data(), 1, N});  // acc[row][j]
-        store(acc);
+        pw.s16->run({N, nr, Kp, pw.w16[0].data(), xr.data(), acc.data(), 1, N});  // acc[row][j]
+        store(r0, nr, acc);
         return;
       }
       std::vector<int64_t> acc64(static_cast<size_t>(nr * N), 0);
       for (size_t i = 0; i < xs.size(); ++i) {
         std::vector<int16_t> xr = padded_rows(xs[i].data() + r0 * K, nr, K, Kp);
-        for (size_t j = 0; j < ws.size(); ++j) {
-          kern.run({N, nr, Kp, ws[j].data(), xr.data(), acc.data(), 1, N});
+        for (size_t j = 0; j < pw.w16.size(); ++j) {
+          pw.s16->run({N, nr, Kp, pw.w16[j].data(), xr.data(), acc.data(), 1, N});
           add_plane_sum(acc64, acc, static_cast<int>(8 * (i + j)));
         }
       }
-      store(acc64);
+      store(r0, nr, acc64);
     });
   });
 }
 
+void run_packed(qref::QContext& c, const PackedWeights& pw) {
+  if (c.in.at(0)->dtype() != pw.in_type) return find_runtime_kernel(std::string(c.op.kind()))(c);
+  if (c.op.is<params::Conv>()) return conv_gemm(c, pw);
+  matmul_gemm(c, pw);
+}
+
 namespace {
 
-template <void (*Fast)(qref::QContext&, const GemmS16Kernel&)>
-void with_selected_gemm(qref::QContext& c) {
+// Conv and MatMul without weights packed at load (ops run outside a ProgramRunner): packed here.
+void pack_and_run(qref::QContext& c) {
+  std::shared_ptr<const PackedWeights> pw = pack_weights(c.op, c.in.at(0)->dtype(), selected_isa());
+  if (!pw) return qref::find_integer_kernel(std::string(c.op.kind()))(c);
+  run_packed(c, *pw);
+}
+
+void conv_transpose_selected(qref::QContext& c) {
   const GemmS16Kernel* k = selected_gemm_s16();
-  if (k && gemm_path_applies(c)) return Fast(c, *k);
+  if (k && gemm_path_applies(c)) return conv_transpose_s8_gemm(c, *k);
   qref::find_integer_kernel(std::string(c.op.kind()))(c);
 }
 
@@ -370,9 +527,8 @@ void or_reference(qref::QContext& c) {
 
 qref::QKernelFn find_runtime_kernel(const std::string& kind) {
   if (selected_isa() != "reference") {
-    if (kind == "conv") return with_selected_gemm<conv_s8_gemm>;
-    if (kind == "matmul") return with_selected_gemm<matmul_s8_gemm>;
-    if (kind == "conv_transpose") return with_selected_gemm<conv_transpose_s8_gemm>;
+    if (kind == "conv" || kind == "matmul") return pack_and_run;
+    if (kind == "conv_transpose") return conv_transpose_selected;
     if (kind == "addsub") return or_reference<addsub_fast>;
     if (kind == "mul") return or_reference<mul_fast>;
     if (kind == "lut") return or_reference<lut_fast>;

@@ -1,24 +1,60 @@
-// Optimized run steps of 8-bit Conv and Gemm/MatMul: im2col + an ISA GEMM (gemm_s16.h) + the
-// reference's own per-channel requantization. Bit-identical to qref's conv/matmul (tested with
-// randomized seeded inputs in tests/kernels/x86/conv_gemm_test.cc).
+// Optimized run steps of 8- and 16-bit Conv and Gemm/MatMul: weights packed once per op
+// (PackedWeights, made when a program loads), im2col rows + an ISA GEMM (gemm_u8s8.h for 8-bit
+// codes with int8 weights, gemm_s16.h otherwise) + the reference's own per-channel
+// requantization. Bit-identical to qref's conv/matmul (tested with randomized seeded inputs in
+// tests/kernels/x86/conv_gemm_test.cc).
 #pragma once
+#include <memory>
+#include <vector>
+
 #include "../reference/integer/integer_kernels.h"
 #include "gemm_s16.h"
+#include "gemm_u8s8.h"
+#include "requant.h"
 
 namespace fixpoint::xk {
 
-// True when the op can take the GEMM path: 8-bit codes in, and the sum of products (without the
-// bias) provably within int32.
-bool gemm_path_applies(const qref::QContext& c);
+// True when the op can take the GEMM path: 8- or 16-bit codes of `in_type` in, and every GEMM's
+// sum of products (without the bias) provably within int32.
+bool gemm_path_applies(const QOp& op, DType in_type);
+inline bool gemm_path_applies(const qref::QContext& c) { return gemm_path_applies(c.op, c.in.at(0)->dtype()); }
 
-// Require gemm_path_applies(c).
-void conv_s8_gemm(qref::QContext& c, const GemmS16Kernel& k);
-void matmul_s8_gemm(qref::QContext& c, const GemmS16Kernel& k);
-// ConvTranspose (22): a GEMM per group (weights x transposed input) and an exact col2im.
+// The prepare step of the optimized Conv / Gemm/MatMul run: the weights in the layout of one
+// ISA's GEMM, made once. Either the u8 x s8 GEMM (8-bit codes, int8 weights, not depthwise):
+// int8 rows zero-padded to Kp and each row's sum for the zero-point term; or the int16 GEMM:
+// rows widened to int16 (two byte planes each for 16-bit weights the int16 GEMM cannot take
+// whole), and for depthwise layers whole int16 rows.
+struct PackedWeights {
+  DType in_type = DType::UInt8;          // the input codes the packing was made for
+  const GemmU8S8Kernel* u8 = nullptr;    // set: the u8 x s8 GEMM
+  const GemmS16Kernel* s16 = nullptr;    // set: the int16 GEMM (and ConvTranspose, depthwise)
+  int64_t rows = 0, K = 0, Kp = 0;
+  bool split_x = false, split_w = false;  // byte planes of activations / weights (int16 GEMM)
+  std::vector<int8_t> w8;                 // u8 x s8: rows x Kp
+  std::vector<int32_t> w8_sum;            // u8 x s8: sum_k w[m][k] per row
+  std::vector<std::vector<int16_t>> w16;  // int16 GEMM: one or two planes of rows x Kp
+  RequantRowFn requant = nullptr;         // the ISA's vector (13) for Conv rows, if it has one
+  const char* kernel_name() const { return u8 ? u8->name : s16->name; }
+};
+
+// Packs a Conv or Gemm/MatMul op's weights for `isa`'s GEMM; nullptr when the op cannot take
+// the GEMM path, `isa` has no GEMM on this CPU, or it is "reference".
+std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, const std::string& isa);
+
+// Require c's input of pw.in_type.
+void conv_gemm(qref::QContext& c, const PackedWeights& pw);
+void matmul_gemm(qref::QContext& c, const PackedWeights& pw);
+// ConvTranspose (22): a GEMM per group (weights x transposed input) and an exact col2im (8-bit
+// codes; requires gemm_path_applies(c)).
 void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& k);
 
 // The kernel the runtime runs for a program op kind: the optimized one of selected_isa() where
 // there is one and it applies (else the reference), or the reference one for "reference".
+// Conv and MatMul pack their weights on every call here; the runtime packs them once and calls
+// run_packed.
 qref::QKernelFn find_runtime_kernel(const std::string& kind);
+// Runs a Conv or Gemm/MatMul op with weights packed by pack_weights for selected_isa(); the
+// runtime kernel of its kind when the input's dtype is not the one they were packed for.
+void run_packed(qref::QContext& c, const PackedWeights& pw);
 
 }  // namespace fixpoint::xk

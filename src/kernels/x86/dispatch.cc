@@ -1,6 +1,7 @@
-// Chooses the integer GEMM once, from the ISA of this process (fixpoint/cpu_isa.h).
+// Chooses the integer GEMMs once, from the ISA of this process (fixpoint/cpu_isa.h).
 #include "fixpoint/cpu_isa.h"
 #include "gemm_s16.h"
+#include "gemm_u8s8.h"
 
 namespace fixpoint::xk {
 
@@ -14,6 +15,12 @@ std::vector<const GemmS16Kernel*> available_gemm_s16() {
 const GemmS16Kernel* gemm_s16_for(const std::string& isa) {
   for (const GemmS16Kernel* k : available_gemm_s16())
     if (isa == k->isa) return k;
+  return nullptr;
+}
+
+const GemmU8S8Kernel* gemm_u8s8_for(const std::string& isa) {
+  for (const GemmU8S8Kernel* k : {&kGemmU8S8Scalar, &kGemmU8S8Avx2, &kGemmU8S8Avx512Vnni})
+    if (isa == k->isa && cpu_supports(k->isa)) return k;
   return nullptr;
 }
 

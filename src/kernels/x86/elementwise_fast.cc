@@ -38,33 +38,38 @@ bool block_broadcast(const Shape& out, const Shape& b, int64_t* inner, int64_t* 
   return true;
 }
 
-// The binary kernels' shared frame: a must have the output's shape, b a block broadcast; calls
-// f(q_a - z_a, q_b - z_b) for each output and stores its code.
+// The binary kernels' shared frame: one operand has the output's shape, the other is a block
+// broadcast (either way round: f keeps the operands' order); calls f(q_a - z_a, q_b - z_b) for
+// each output and stores its code.
 template <typename F>
 bool binary_narrow(qref::QContext& c, F&& f) {
   const Tensor &a = *c.in[0], &b = *c.in[1];
   if (!narrow(a.dtype()) || !narrow(b.dtype()) || !narrow(c.out_q[0].type)) return false;
   Shape ys = ref::broadcast(a.shape(), b.shape(), c.op.node);
   int64_t inner, span;
-  if (ys != a.shape() || !block_broadcast(ys, b.shape(), &inner, &span)) return false;
+  bool a_full = ys == a.shape() && block_broadcast(ys, b.shape(), &inner, &span);
+  if (!a_full && !(ys == b.shape() && block_broadcast(ys, a.shape(), &inner, &span))) return false;
+  const Tensor &full = a_full ? a : b, &part = a_full ? b : a;
   Tensor& y = c.output(0, ys);
-  int64_t za = c.in_q[0].zero_point, zb = c.in_q[1].zero_point, n = y.numel();
-  qref::visit_int(a.dtype(), [&](auto ta) {
-    qref::visit_int(b.dtype(), [&](auto tb) {
+  int64_t zf = c.in_q[a_full ? 0 : 1].zero_point, zp = c.in_q[a_full ? 1 : 0].zero_point, n = y.numel();
+  // f in the operands' order, from (full, part) values
+  auto g = [&](int64_t vf, int64_t vp) { return a_full ? f(vf, vp) : f(vp, vf); };
+  qref::visit_int(full.dtype(), [&](auto ta) {
+    qref::visit_int(part.dtype(), [&](auto tb) {
       qref::visit_int(y.dtype(), [&](auto ty) {
         using A = decltype(ta);
         using B = decltype(tb);
         using Y = decltype(ty);
-        const A* pa = a.data<A>();
-        const B* pb = b.data<B>();
+        const A* pa = full.data<A>();
+        const B* pb = part.data<B>();
         Y* py = y.data<Y>();
         for (int64_t o0 = 0; o0 < n; o0 += inner) {
-          int64_t bv = static_cast<int64_t>(pb[(o0 / inner) % span]) - zb;
-          if (inner == 1) {  // b varies with every element
-            for (int64_t o = o0; o < n; ++o) py[o] = static_cast<Y>(f(static_cast<int64_t>(pa[o]) - za, static_cast<int64_t>(pb[o % span]) - zb));
+          int64_t bv = static_cast<int64_t>(pb[(o0 / inner) % span]) - zp;
+          if (inner == 1) {  // the broadcast operand varies with every element
+            for (int64_t o = o0; o < n; ++o) py[o] = static_cast<Y>(g(static_cast<int64_t>(pa[o]) - zf, static_cast<int64_t>(pb[o % span]) - zp));
             break;
           }
-          for (int64_t o = o0; o < o0 + inner; ++o) py[o] = static_cast<Y>(f(static_cast<int64_t>(pa[o]) - za, bv));
+          for (int64_t o = o0; o < o0 + inner; ++o) py[o] = static_cast<Y>(g(static_cast<int64_t>(pa[o]) - zf, bv));
         }
       });
     });
@@ -79,9 +84,14 @@ bool addsub_fast(qref::QContext& c) {
   const auto& p = op.as<params::AddSub>();
   int64_t A = p.A, B = p.B * p.sign;
   int L = static_cast<int>(p.L);
-  // |q - z| < 2^16 and |A|, |B| < 2^40: the sum stays inside int64 (< 2^57), where RSH (4) is
-  // the reference's 128-bit RSH.
-  if (std::abs(A) >= (int64_t{1} << 40) || std::abs(B) >= (int64_t{1} << 40) || L < 1 || L > 62) return false;
+  // |q - z| < 2^bits of each operand's codes, so |a A + b B| < 2^ba |A| + 2^bb |B|; below 2^62
+  // the sum and RSH's rounding term (< 2^61) stay inside int64, where RSH (4) is the reference's
+  // 128-bit RSH. (A 16-bit operand next to an 8-bit one has |A| near 2^43: a per-operand bound.)
+  auto bits = [](const Tensor* t) { return static_cast<int>(dtype_size(t->dtype())) * 8; };
+  if (c.in.size() < 2 || !c.in[0] || !c.in[1] || L < 1 || L > 62) return false;
+  __int128 bound = static_cast<__int128>(std::abs(A)) * (int64_t{1} << bits(c.in[0])) +
+                   static_cast<__int128>(std::abs(B)) * (int64_t{1} << bits(c.in[1]));
+  if (bound >= (static_cast<__int128>(1) << 62)) return false;
   fx::Range r = qref::clamp_range(p);
   int64_t zy = c.out_q[0].zero_point;
   return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::sat(fx::rsh(a * A + b * B, L) + zy, r); });

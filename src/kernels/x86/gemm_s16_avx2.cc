@@ -8,18 +8,19 @@
 #include "hsum_avx2.h"
 
 namespace {
-#include "gemm_s16_tile.h"
+#include "gemm_tile.h"
 
 struct Avx2Vec {
   using Reg = __m256i;
   static constexpr int64_t kLanes = 16;
   static Reg zero() { return _mm256_setzero_si256(); }
-  static Reg load(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static Reg loadA(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static Reg loadB(const int16_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
   static Reg dot(Reg acc, Reg a, Reg b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
   static int32_t hsum(Reg r) { return hsum_epi32_256(r); }
 };
 
-void run(const fixpoint::xk::GemmArgs& g) { gemm_tiled<Avx2Vec>(g); }
+void run(const fixpoint::xk::GemmArgs& g) { gemm_tiled<Avx2Vec, 4, 2>(g); }
 }  // namespace
 
 namespace fixpoint::xk {

@@ -5,18 +5,19 @@
 #include "gemm_s16.h"
 
 namespace {
-#include "gemm_s16_tile.h"
+#include "gemm_tile.h"
 
 struct ScalarVec {
   using Reg = int32_t;
   static constexpr int64_t kLanes = 1;
   static Reg zero() { return 0; }
-  static Reg load(const int16_t* p) { return *p; }
+  static Reg loadA(const int16_t* p) { return *p; }
+  static Reg loadB(const int16_t* p) { return *p; }
   static Reg dot(Reg acc, Reg a, Reg b) { return acc + a * b; }
   static int32_t hsum(Reg r) { return r; }
 };
 
-void run(const fixpoint::xk::GemmArgs& g) { gemm_tiled<ScalarVec>(g); }
+void run(const fixpoint::xk::GemmArgs& g) { gemm_tiled<ScalarVec, 4, 2>(g); }
 }  // namespace
 
 namespace fixpoint::xk {

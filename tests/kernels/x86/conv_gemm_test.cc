@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <random>
 
 #include "kernels/reference/integer/integer_kernels.h"
@@ -86,20 +87,23 @@ Case random_matmul16(uint32_t seed) {
   return test::make_matmul_case(xs, N, cat("matmul16_seed_", seed), rng, pick(0, 2) ? 32767 : 127, true);
 }
 
-Tensor run(Case& c, int threads, const xk::GemmS16Kernel* k) {
+// The layer on the reference kernel (isa empty) or on `isa`'s optimized path: Conv and MatMul
+// with their weights packed as the runtime packs them (the u8 x s8 GEMM for 8-bit codes and
+// int8 weights, the int16 GEMM otherwise), ConvTranspose on the int16 GEMM.
+Tensor run(Case& c, int threads, const std::string& isa, std::string* kernel = nullptr) {
   std::vector<Tensor> out(1);
   qref::QContext ctx{c.op, {&c.x}, {c.qx}, {c.qy}, out, threads};
-  if (k) {
-    EXPECT_TRUE(xk::gemm_path_applies(ctx)) << c.op.node.label();
-  }
-  if (!k) {
+  if (isa.empty()) {
     qref::find_integer_kernel(std::string(c.op.kind()))(ctx);
-  } else if (c.op.is<params::Conv>()) {
-    xk::conv_s8_gemm(ctx, *k);
   } else if (c.op.is<params::ConvTranspose>()) {
-    xk::conv_transpose_s8_gemm(ctx, *k);
+    EXPECT_TRUE(xk::gemm_path_applies(ctx)) << c.op.node.label();
+    xk::conv_transpose_s8_gemm(ctx, *xk::gemm_s16_for(isa));
   } else {
-    xk::matmul_s8_gemm(ctx, *k);
+    auto pw = xk::pack_weights(c.op, c.qx.type, isa);
+    EXPECT_TRUE(pw) << c.op.node.label();
+    if (!pw) return out[0];
+    if (kernel) *kernel = pw->kernel_name();
+    xk::run_packed(ctx, *pw);
   }
   return out[0];
 }
@@ -119,20 +123,36 @@ void expect_same_codes(const Tensor& want, const Tensor& got, const std::string&
 
 // Every ISA kernel this CPU has, at 1 and 2 threads, gives the reference codes on `count`
 // random layers from `make` (seeds first, first + 1, ...).
-void check_every_isa(Case (*make)(uint32_t), uint32_t first, int count) {
-  auto kernels = xk::available_gemm_s16();
+// Returns how many layers ran on each kernel.
+std::map<std::string, int> check_every_isa(Case (*make)(uint32_t), uint32_t first, int count) {
+  std::map<std::string, int> used;
   for (uint32_t seed : seeds(first, count)) {
     Case c = make(seed);
-    Tensor want = run(c, 1, nullptr);
-    for (const auto* k : kernels)
-      for (int threads : {1, 2})
-        expect_same_codes(want, run(c, threads, k), cat(k->name, " threads=", threads, " seed=", seed, " ", c.op.node.label()));
+    Tensor want = run(c, 1, "");
+    for (const auto* k : xk::available_gemm_s16())
+      for (int threads : {1, 2}) {
+        std::string kernel = k->name;
+        Tensor got = run(c, threads, k->isa, &kernel);
+        expect_same_codes(want, got, cat(kernel, " threads=", threads, " seed=", seed, " ", c.op.node.label()));
+        if (threads == 1) ++used[kernel];
+      }
   }
+  return used;
 }
 
 TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvBitExactly) {
-  for (const auto* k : xk::available_gemm_s16()) std::printf("[ isa ] %s\n", k->name);
-  check_every_isa(random_conv, 1000, 150);
+  for (const auto& [kernel, n] : check_every_isa(random_conv, 1000, 150)) std::printf("[ kernel ] %s: %d layers\n", kernel.c_str(), n);
+}
+
+// Both GEMMs are exercised on every ISA: the u8 x s8 one (8-bit codes, int8 weights) and the
+// int16 one (wider weights, depthwise).
+TEST(GemmS16, EveryIsaRunsBothGemmsOnEightBitLayers) {
+  if (std::getenv("FIXPOINT_TEST_SEED")) GTEST_SKIP() << "needs the whole seed range";
+  std::map<std::string, int> used = check_every_isa(random_conv, 1000, 40);
+  for (const auto* k : xk::available_gemm_s16()) {
+    EXPECT_GT(used[cat("gemm_u8s8s32_", k->isa)], 0) << k->isa;
+    EXPECT_GT(used[k->name], 0) << k->isa;
+  }
 }
 
 TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvTransposeBitExactly) { check_every_isa(random_conv_transpose, 8000, 100); }
@@ -157,6 +177,7 @@ TEST(GemmS16, DispatchPicksTheWidestIsaTheCpuReports) {
     EXPECT_NE(xk::gemm_s16_for("avx2"), nullptr);
   }
   EXPECT_EQ(xk::gemm_s16_for("sse9"), nullptr);
+  for (const auto* k : kernels) EXPECT_NE(xk::gemm_u8s8_for(k->isa), nullptr) << k->isa;
 }
 
 }  // namespace

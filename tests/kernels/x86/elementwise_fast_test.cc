@@ -1,6 +1,6 @@
 // The optimized 8/16-bit Add/Sub, Mul and table kernels against the reference kernels, bit for bit,
 // on randomized seeded shapes (equal, scalar, per-channel, trailing-block and unhandled
-// broadcasts), code types, zero points and prepared constants. A failure names the seed.
+// broadcasts, either operand broadcast), code types, zero points and prepared constants. A failure names the seed.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -64,6 +64,23 @@ Binary random_binary(uint32_t seed, const std::string& kind) {
   a.hi = m.hi = clamp.hi;
   if (std::string(kind) == "mul") c.op.params = m;
   else c.op.params = a;
+  if (rng() % 3 == 0) {  // the broadcast operand first (Add(bias, x)): the fast path swaps roles
+    std::swap(c.a, c.b);
+    std::swap(c.qa, c.qb);
+  }
+  if (c.op.is<params::AddSub>() && rng() % 3 == 0) {
+    // Coefficients as large as the compiler makes them next to a 16-bit operand (|A| near 2^43
+    // for an 8-bit one): up to 2^60 / 2^bits per operand (the fast path's bound), or beyond it.
+    auto& p = std::get<params::AddSub>(c.op.params);
+    int shift = rng() % 4 == 0 ? 63 : 60;
+    auto big = [&](const QParams& q) {
+      int64_t lim = (int64_t{1} << (shift - q.bits())) - 1;
+      return std::uniform_int_distribution<int64_t>(-lim, lim)(rng);
+    };
+    p.A = big(c.qa);
+    p.B = big(c.qb);
+    p.L = std::uniform_int_distribution<int64_t>(30, 62)(rng);
+  }
   return c;
 }
 

@@ -1,0 +1,51 @@
+// u8 x s8 GEMM micro-kernels for 8-bit Conv/MatMul layers with int8 weights (docs/arithmetic.md
+// §4, (14); docs/performance.md):
+//
+//   C[m*ldm + n*ldn] = sum_{k < Kp} A[m*Kp + k] * B(n, k)              (exact int32)
+//
+// A holds int8 weight rows, zero-padded to Kp, a multiple of the kernel's k_align. B holds uint8
+// activation codes shifted into [0, 255] (u = q for uint8 codes, q + 128 for int8) in one of two
+// layouts, the kernel's `quads`:
+//   rows  (quads = false): B(n, k) = B[n*Kp + k], row n zero-padded to Kp (dot-product kernels:
+//         each output a sum of vector products, reduced across lanes at the end);
+//   quads (quads = true):  B(n, k) = B[(k/4)*N*4 + n*4 + k%4], N a multiple of n_align, ldn = 1
+//         (broadcast kernels: 16 outputs n per register, four k per lane, no reduction).
+// Every product is within 255 * 128, so with K * 255 * 128 < 2^31 (the caller's check) every
+// partial sum is exact in int32 and any summation order gives the same sum. The caller subtracts
+// z_u * sum_k A[m][k] (z_u the shifted zero point) to get the sum of (q - z) w of (14).
+//
+// One implementation per ISA: `gemm_u8s8s32_avx512vnni` (quads; vpdpbusd: 64 byte products per
+// instruction), `gemm_u8s8s32_avx2` (rows; bytes widened to int16 and vpmaddwd: exact, never the
+// saturating vpmaddubsw) and `gemm_u8s8s32_scalar` (rows), chosen with the int16 GEMM
+// (gemm_s16.h).
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace fixpoint::xk {
+
+struct GemmU8S8Args {
+  int64_t M, N, Kp;  // C is M x N; rows of A and B are Kp bytes long
+  const int8_t* A;   // M weight rows
+  const uint8_t* B;  // N activation rows
+  int32_t* C;
+  int64_t ldm, ldn;  // C strides of m and n
+};
+
+struct GemmU8S8Kernel {
+  const char* name;  // e.g. "gemm_u8s8s32_avx512vnni"
+  const char* isa;   // "scalar", "avx2", "avx512vnni"
+  int k_align;       // Kp must be a multiple of this
+  bool quads;        // B's layout (above)
+  int n_align;       // quads: N must be a multiple of this (1 for rows)
+  void (*run)(const GemmU8S8Args&);
+};
+
+extern const GemmU8S8Kernel kGemmU8S8Scalar;
+extern const GemmU8S8Kernel kGemmU8S8Avx2;
+extern const GemmU8S8Kernel kGemmU8S8Avx512Vnni;
+
+// The kernel for `isa` if this CPU can run it, else nullptr.
+const GemmU8S8Kernel* gemm_u8s8_for(const std::string& isa);
+
+}  // namespace fixpoint::xk
