@@ -1,7 +1,6 @@
 #include "container.h"
 
 #include <fstream>
-#include <sstream>
 
 #include "fixpoint/error.h"
 
@@ -67,11 +66,16 @@ void write_file(const std::string& path, const std::string& bytes) {
 }
 
 std::string read_file(const std::string& path, const std::string& what) {
-  std::ifstream f(path, std::ios::binary);
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   FP_CHECK(f.good(), what, " '", path, "': cannot open file");
-  std::ostringstream os;
-  os << f.rdbuf();
-  return os.str();
+  // One read of the whole file (a stringstream copy grows in steps and copies twice).
+  std::streamoff size = f.tellg();
+  FP_CHECK(size >= 0, what, " '", path, "': cannot read file");
+  std::string data(static_cast<size_t>(size), '\0');
+  f.seekg(0);
+  f.read(data.data(), size);
+  FP_CHECK(f.gcount() == size, what, " '", path, "': cannot read file");
+  return data;
 }
 
 void write(const std::string& path, const char (&magic)[8], uint32_t version, const std::string& payload) {
