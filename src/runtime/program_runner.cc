@@ -41,7 +41,7 @@ ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
       FP_CHECK(KernelRegistry::reference().find(op.node.op_type, op.node.domain), op.node.label(), ": op '",
                op.node.op_type, "' is not supported by the runtime");
       PrepareKernelFn prep = fast_float_kernels().find_prepared(op.node.op_type, op.node.domain);
-      if (op.is<params::Float>() && prep) fast = prep(op.node, constants);
+      if (prep) fast = prep(op.node, constants);  // Move ops too: a kernel declines dtypes it does not take
     } else {
       FP_CHECK(qref::find_integer_kernel(std::string(op.kind())), op.node.label(), ": no integer kernel for op kind '", op.kind(), "'");
     }

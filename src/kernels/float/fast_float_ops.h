@@ -25,6 +25,8 @@ std::unique_ptr<PreparedKernel> prepare_conv_f32(const Node& n, const Graph& g, 
 std::unique_ptr<PreparedKernel> prepare_conv_transpose_f32(const Node& n, const Graph& g, const F32Kernels* k);
 std::unique_ptr<PreparedKernel> prepare_matmul_f32(const Node& n, const Graph& g, const F32Kernels* k);
 std::unique_ptr<PreparedKernel> prepare_gemm_f32(const Node& n, const Graph& g, const F32Kernels* k);
+// MaxPool on 8/16-bit integer codes (maxpool_fast.cc; a program's Move ops).
+std::unique_ptr<PreparedKernel> prepare_maxpool_codes(const Node& n, const Graph& g);
 // Add, Sub, Mul, Div (elementwise_f32.cc).
 void register_elementwise_f32(KernelRegistry& r);
 

@@ -2,6 +2,8 @@
 // a[c] = q_b[c] + sum (q_x - z_x) q_w as the reference, summed by an ISA kernel, then RQ (13).
 #include "conv_gemm.h"
 
+#include <emmintrin.h>  // SSE2 (x86-64 baseline): the quads im2col
+
 #include <cstdint>
 #include <type_traits>
 
@@ -159,15 +161,60 @@ struct PatchLayout {
   int64_t col(int64_t c) const { return (c >> 2) * quad_stride + (c & 3); }
 };
 
+// What im2col column (channel, tap kk) holds along one run of output positions (fixed od, oh):
+// src[ow * stride] for ow in [lo, hi), the padding value elsewhere (src null: padding only).
+template <typename E>
+struct ColumnRun {
+  const E* src;
+  int64_t lo, hi;
+};
+
+// The geometry of one (batch row, group) for im2col: per tap, its input offsets and valid output
+// columns (they depend on kw only).
+struct PatchGeometry {
+  const ref::ConvGeometry& geo;
+  std::vector<ref::ColumnRange> cols;  // per tap
+  explicit PatchGeometry(const ref::ConvGeometry& g) : geo(g) {
+    const ref::Window& w3 = g.w3;
+    for (int64_t kk = 0; kk < g.ks; ++kk) {
+      int64_t kw = kk % w3.kernel[2];
+      cols.push_back(ref::valid_columns(kw * w3.dilation[2] - w3.pad_begin[2], w3.stride[2], w3.in[2], w3.out[2]));
+    }
+  }
+  // Column (xp = the channel's input plane, tap kk) along output row (od, oh).
+  template <typename E>
+  ColumnRun<E> run(const E* xp, int64_t kk, int64_t od, int64_t oh) const {
+    const ref::Window& w3 = geo.w3;
+    const Shape &in = w3.in, &k = w3.kernel, &s = w3.stride, &d = w3.dilation, &p = w3.pad_begin;
+    int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1];
+    int64_t id = od * s[0] - p[0] + kd * d[0], ih = oh * s[1] - p[1] + kh * d[1];
+    if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1]) return {nullptr, 0, 0};
+    const ref::ColumnRange& cr = cols[static_cast<size_t>(kk)];
+    return {xp + (id * in[1] + ih) * in[2] + cr.off, cr.lo, cr.hi};
+  }
+};
+
+// Calls f(od, oh, ow0, run, qi0) for the runs of output positions [q0, q0 + nq) along output
+// rows: positions q0 + qi0 .. + run have (od, oh) fixed and columns ow0 .. ow0 + run.
+template <typename F>
+void for_each_run(const ref::ConvGeometry& geo, int64_t q0, int64_t nq, F&& f) {
+  const Shape& out = geo.w3.out;
+  for (int64_t q = q0; q < q0 + nq;) {
+    int64_t od = q / (out[1] * out[2]), oh = q / out[2] % out[1], ow0 = q % out[2];
+    int64_t run = std::min(out[2] - ow0, q0 + nq - q);
+    f(od, oh, ow0, run, q - q0);
+    q += run;
+  }
+}
+
 // im2col patches [q0, q0 + nq) of batch row b, group g: patch q holds, for each (channel, tap)
 // column, the code the tap reads, `pad` where it falls into the padding; columns K..Kp are left
 // as they are (their weights are 0).
 template <typename E>
-void fill_patches(const ref::ConvGeometry& geo, const E* xplane, E pad, int64_t b, int64_t g, int64_t q0, int64_t nq,
+void fill_patches(const PatchGeometry& pg, const E* xplane, E pad, int64_t b, int64_t g, int64_t q0, int64_t nq,
                   PatchLayout lay, bool pointwise, E* patches) {
-  const ref::Window& w3 = geo.w3;
-  const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride, &d = w3.dilation, &p = w3.pad_begin;
-  int64_t cg = geo.cg, ks = geo.ks, in_plane = geo.in_plane, qs = lay.q_stride;
+  const ref::ConvGeometry& geo = pg.geo;
+  int64_t cg = geo.cg, ks = geo.ks, in_plane = geo.in_plane, qs = lay.q_stride, s2 = geo.w3.stride[2];
   if (pointwise) {  // 1x1, stride 1, no padding: patch q is column q of the input planes
     for (int64_t ci = 0; ci < cg; ++ci) {
       const E* xp = xplane + (b * geo.C + g * cg + ci) * in_plane + q0;
@@ -176,26 +223,70 @@ void fill_patches(const ref::ConvGeometry& geo, const E* xplane, E pad, int64_t 
     }
     return;
   }
-  // Column by column (channel, tap), one run of output columns (fixed od, oh) at a time.
+  // Column by column (channel, tap), one run of output columns at a time.
   for (int64_t ci = 0; ci < cg; ++ci) {
     const E* xp = xplane + (b * geo.C + g * cg + ci) * in_plane;
     for (int64_t kk = 0; kk < ks; ++kk) {
-      int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2], col = lay.col(ci * ks + kk);
-      ref::ColumnRange cr = ref::valid_columns(kw * d[2] - p[2], s[2], in[2], out[2]);
-      for (int64_t q = q0; q < q0 + nq;) {
-        int64_t od = q / (out[1] * out[2]), oh = q / out[2] % out[1], ow0 = q % out[2];
-        int64_t run = std::min(out[2] - ow0, q0 + nq - q);
-        int64_t id = od * s[0] - p[0] + kd * d[0], ih = oh * s[1] - p[1] + kh * d[1];
-        E* dst = patches + (q - q0 - ow0) * qs + col;  // dst[ow * qs]
-        if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1]) {
-          for (int64_t ow = ow0; ow < ow0 + run; ++ow) dst[ow * qs] = pad;
-        } else {
-          const E* xrow = xp + (id * in[1] + ih) * in[2] + cr.off;
-          for (int64_t ow = ow0; ow < ow0 + run; ++ow) dst[ow * qs] = ow >= cr.lo && ow < cr.hi ? xrow[ow * s[2]] : pad;
-        }
-        q += run;
-      }
+      int64_t col = lay.col(ci * ks + kk);
+      for_each_run(geo, q0, nq, [&](int64_t od, int64_t oh, int64_t ow0, int64_t run, int64_t qi0) {
+        ColumnRun<E> cr = pg.run(xp, kk, od, oh);
+        E* dst = patches + (qi0 - ow0) * qs + col;  // dst[ow * qs]
+        for (int64_t ow = ow0; ow < ow0 + run; ++ow)
+          dst[ow * qs] = cr.src && ow >= cr.lo && ow < cr.hi ? cr.src[ow * s2] : pad;
+      });
     }
+  }
+}
+
+// fill_patches for 8-bit codes in quads (the broadcast GEMM's layout) and unit stride: four
+// columns at a time, so each output position gets its four bytes in one 32-bit slot; where all
+// four columns read the input (or padding) for 16 positions in a row, 16 bytes of each are
+// interleaved with SSE2 byte and word unpacks into 64 contiguous bytes. The same bytes as
+// fill_patches (tests/kernels/x86/conv_gemm_test.cc runs both through the GEMM).
+void fill_patches_quads_u8(const PatchGeometry& pg, const uint8_t* xplane, uint8_t pad, int64_t b, int64_t g,
+                           int64_t q0, int64_t nq, PatchLayout lay, uint8_t* patches) {
+  const ref::ConvGeometry& geo = pg.geo;
+  int64_t cg = geo.cg, ks = geo.ks, K = cg * ks;
+  const __m128i vpad = _mm_set1_epi8(static_cast<char>(pad)), zero = _mm_setzero_si128();
+  for (int64_t c0 = 0; c0 < K; c0 += 4) {
+    uint8_t* quad = patches + (c0 >> 2) * lay.quad_stride;
+    for_each_run(geo, q0, nq, [&](int64_t od, int64_t oh, int64_t ow0, int64_t run, int64_t qi0) {
+      ColumnRun<uint8_t> cr[4];
+      bool beyond[4];  // columns past K: zero (their weights are 0)
+      int64_t lo = ow0, hi = ow0 + run;  // where every column is either in its input or all padding
+      for (int j = 0; j < 4; ++j) {
+        int64_t c = c0 + j;
+        beyond[j] = c >= K;
+        cr[j] = beyond[j] ? ColumnRun<uint8_t>{nullptr, 0, 0}
+                          : pg.run(xplane + (b * geo.C + g * cg + c / ks) * geo.in_plane, c % ks, od, oh);
+        if (cr[j].src) {
+          lo = std::max(lo, cr[j].lo);
+          hi = std::min(hi, cr[j].hi);
+        }
+      }
+      uint8_t* dst = quad + (qi0 - ow0) * 4;  // dst[ow * 4 + j]
+      auto scalar = [&](int64_t from, int64_t to) {
+        for (int64_t ow = from; ow < to; ++ow)
+          for (int j = 0; j < 4; ++j)
+            dst[ow * 4 + j] = beyond[j] ? 0 : cr[j].src && ow >= cr[j].lo && ow < cr[j].hi ? cr[j].src[ow] : pad;
+      };
+      if (hi - lo < 16) return scalar(ow0, ow0 + run);
+      scalar(ow0, lo);
+      int64_t ow = lo;
+      for (; ow + 16 <= hi; ow += 16) {
+        __m128i v[4];
+        for (int j = 0; j < 4; ++j)
+          v[j] = beyond[j] ? zero : cr[j].src ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(cr[j].src + ow)) : vpad;
+        __m128i ab_lo = _mm_unpacklo_epi8(v[0], v[1]), ab_hi = _mm_unpackhi_epi8(v[0], v[1]);
+        __m128i cd_lo = _mm_unpacklo_epi8(v[2], v[3]), cd_hi = _mm_unpackhi_epi8(v[2], v[3]);
+        __m128i* o = reinterpret_cast<__m128i*>(dst + ow * 4);
+        _mm_storeu_si128(o, _mm_unpacklo_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+      }
+      scalar(ow, ow0 + run);
+    });
   }
 }
 
@@ -269,6 +360,7 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
   FP_CHECK(K == pw.K && M == pw.rows, op.node.label(), ": packed weights do not fit the layer");
   int64_t zp = c.in_q[0].zero_point;
   int64_t chunks = (out_plane + kPatchChunk - 1) / kPatchChunk;
+  PatchGeometry pg(geo);
   bool pointwise = ks == 1 && out_plane == in_plane;
   for (size_t i = 0; i < 3; ++i) pointwise = pointwise && s[i] == 1 && p[i] == 0;
   qref::visit_int(y.dtype(), [&](auto tag) {
@@ -323,7 +415,11 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
         int64_t nq = std::min(kPatchChunk, out_plane - q0), np = round_up(nq, kern.n_align);
         PatchLayout lay = kern.quads ? PatchLayout::quads(np) : PatchLayout::rows(Kp);
         std::vector<uint8_t> patches(static_cast<size_t>(np * Kp), 0);
-        fill_patches<uint8_t>(geo, xu.data, static_cast<uint8_t>(xu.zu), b, g, q0, nq, lay, pointwise, patches.data());
+        if (kern.quads && !pointwise && geo.w3.stride[2] == 1) {
+          fill_patches_quads_u8(pg, xu.data, static_cast<uint8_t>(xu.zu), b, g, q0, nq, lay, patches.data());
+        } else {
+          fill_patches<uint8_t>(pg, xu.data, static_cast<uint8_t>(xu.zu), b, g, q0, nq, lay, pointwise, patches.data());
+        }
         std::vector<int32_t> acc(static_cast<size_t>(mg * np));
         kern.run({mg, np, Kp, pw.w8.data() + g * mg * Kp, patches.data(), acc.data(), np, 1});
         for (int64_t mi = 0; mi < mg; ++mi) {
@@ -342,7 +438,7 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
       std::vector<int16_t> patches(static_cast<size_t>(nq * Kp), 0);
       std::vector<int32_t> acc(static_cast<size_t>(mg * nq));
       if (xs.size() == 1 && pw.w16.size() == 1) {
-        fill_patches<int16_t>(geo, xs[0].data(), 0, b, g, q0, nq, PatchLayout::rows(Kp), pointwise, patches.data());
+        fill_patches<int16_t>(pg, xs[0].data(), 0, b, g, q0, nq, PatchLayout::rows(Kp), pointwise, patches.data());
         kern.run({mg, nq, Kp, pw.w16[0].data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
         for (int64_t mi = 0; mi < mg; ++mi) {
           int64_t m = g * mg + mi;
@@ -352,7 +448,7 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
       }
       std::vector<int64_t> acc64(static_cast<size_t>(mg * nq), 0);
       for (size_t i = 0; i < xs.size(); ++i) {
-        fill_patches<int16_t>(geo, xs[i].data(), 0, b, g, q0, nq, PatchLayout::rows(Kp), pointwise, patches.data());
+        fill_patches<int16_t>(pg, xs[i].data(), 0, b, g, q0, nq, PatchLayout::rows(Kp), pointwise, patches.data());
         for (size_t j = 0; j < pw.w16.size(); ++j) {
           kern.run({mg, nq, Kp, pw.w16[j].data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
           add_plane_sum(acc64, acc, static_cast<int>(8 * (i + j)));

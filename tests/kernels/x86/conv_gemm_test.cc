@@ -45,6 +45,28 @@ Case random_conv_x(uint32_t seed, bool x16) {
 }
 
 Case random_conv(uint32_t seed) { return random_conv_x(seed, false); }
+
+// A 2-D 8-bit conv with rows long enough for the vector im2col (16 output columns at a time):
+// widths 16-90, stride 1 (sometimes 2, the scalar im2col), dilations, pads, channel counts that
+// leave a partial quad of columns past K.
+Case random_wide_conv(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  test::ConvSpec spec;
+  spec.group = pick(0, 3) == 0 ? 2 : 1;
+  spec.x = {1, pick(1, 5) * spec.group};
+  spec.M = pick(1, 8) * spec.group;
+  for (int i = 0; i < 2; ++i) {
+    int64_t k = pick(1, 5);
+    spec.kernel.push_back(k);
+    spec.strides.push_back(pick(0, 4) == 0 ? 2 : 1);
+    spec.dilations.push_back(pick(1, 2));
+  }
+  spec.pads = {pick(0, 2), pick(0, 3), pick(0, 2), pick(0, 3)};
+  spec.x.push_back(pick(1, 6) + (spec.kernel[0] - 1) * spec.dilations[0]);
+  spec.x.push_back(pick(16, 90) + (spec.kernel[1] - 1) * spec.dilations[1]);
+  return test::make_conv_case(spec, cat("wide_conv_seed_", seed), rng, 127, false);
+}
 Case random_conv16(uint32_t seed) { return random_conv_x(seed, true); }
 
 Case random_conv_transpose(uint32_t seed) {
@@ -154,6 +176,8 @@ TEST(GemmS16, EveryIsaRunsBothGemmsOnEightBitLayers) {
     EXPECT_GT(used[k->name], 0) << k->isa;
   }
 }
+
+TEST(GemmS16, WideRowsMatchReferenceThroughTheVectorIm2col) { check_every_isa(random_wide_conv, 20000, 60); }
 
 TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvTransposeBitExactly) { check_every_isa(random_conv_transpose, 8000, 100); }
 

@@ -1,0 +1,82 @@
+// MaxPool on integer codes (src/kernels/float/maxpool_fast.cc) against the reference kernel, bit
+// for bit, on seeded random geometries (1-3 spatial dims, strides, dilations, pads, ceil_mode)
+// and code types, at 1 and 2 threads; it declines float inputs and the Indices output.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+
+#include "fixpoint/runtime.h"
+#include "kernels/float/fast_float_ops.h"
+
+namespace fixpoint {
+namespace {
+
+TEST(MaxPoolCodes, MatchesReferenceBitExactly) {
+  uint32_t first = 1, count = 300;
+  if (const char* s = std::getenv("FIXPOINT_TEST_SEED")) first = static_cast<uint32_t>(std::strtoul(s, nullptr, 10)), count = 1;
+  const DType types[] = {DType::UInt8, DType::Int8, DType::UInt16, DType::Int16};
+  for (uint32_t seed = first; seed < first + count; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    Node n;
+    n.name = cat("maxpool_seed_", seed);
+    n.op_type = "MaxPool";
+    n.inputs = {"x"};
+    n.outputs = {"y"};
+    int64_t rank = pick(1, 3);
+    std::vector<int64_t> kernel, strides, dil, pads(2 * rank);
+    Shape xs = {pick(1, 2), pick(1, 4)};
+    for (int64_t i = 0; i < rank; ++i) {
+      kernel.push_back(pick(1, 4));
+      strides.push_back(pick(1, 3));
+      dil.push_back(pick(1, 2));
+      pads[i] = pick(0, kernel.back() - 1);
+      pads[i + rank] = pick(0, kernel.back() - 1);
+      xs.push_back(pick(1, rank == 3 ? 6 : 30) + (kernel.back() - 1) * dil.back());
+    }
+    n.attrs["kernel_shape"] = Attribute::of_ints(kernel);
+    n.attrs["strides"] = Attribute::of_ints(strides);
+    n.attrs["dilations"] = Attribute::of_ints(dil);
+    n.attrs["pads"] = Attribute::of_ints(pads);
+    if (pick(0, 3) == 0) n.attrs["ceil_mode"] = Attribute::of_int(1);
+    DType t = types[pick(0, 3)];
+    Tensor x(t, xs);
+    for (int64_t i = 0; i < x.numel(); ++i) x.set_f64(i, static_cast<double>(pick(t == DType::Int8 ? -128 : t == DType::Int16 ? -32768 : 0, t == DType::UInt8 ? 255 : t == DType::Int8 ? 127 : t == DType::UInt16 ? 65535 : 32767)));
+    std::vector<const Tensor*> ins = {&x};
+    Tensor want = run_node(n, ins).at(0);
+    auto k = fk::prepare_maxpool_codes(n, Graph{});
+    for (int threads : {1, 2}) {
+      std::vector<Tensor> outs(1);
+      KernelContext ctx(n, ins, outs, nullptr);
+      ctx.threads = threads;
+      ASSERT_TRUE(k->run(ctx)) << n.name;
+      ASSERT_EQ(shape_str(outs[0].shape()), shape_str(want.shape())) << n.name;
+      for (int64_t i = 0; i < want.numel(); ++i)
+        ASSERT_EQ(outs[0].get_f64(i), want.get_f64(i)) << n.name << " element " << i << " threads " << threads;
+    }
+  }
+}
+
+TEST(MaxPoolCodes, DeclinesFloatInputsAndTheIndicesOutput) {
+  Node n;
+  n.name = "pool";
+  n.op_type = "MaxPool";
+  n.inputs = {"x"};
+  n.outputs = {"y"};
+  n.attrs["kernel_shape"] = Attribute::of_ints({2, 2});
+  auto k = fk::prepare_maxpool_codes(n, Graph{});
+  Tensor xf(DType::Float32, {1, 1, 4, 4}), xq(DType::UInt8, {1, 1, 4, 4});
+  std::vector<Tensor> outs(1);
+  std::vector<const Tensor*> fin = {&xf};
+  KernelContext cf(n, fin, outs, nullptr);
+  EXPECT_FALSE(k->run(cf));
+  n.outputs = {"y", "idx"};
+  std::vector<Tensor> outs2(2);
+  std::vector<const Tensor*> qin = {&xq};
+  KernelContext cq(n, qin, outs2, nullptr);
+  EXPECT_FALSE(k->run(cq));
+}
+
+}  // namespace
+}  // namespace fixpoint
