@@ -5,8 +5,8 @@
      the scalar reference kernel vs. the optimized path with every ISA GEMM this CPU has;
      ratio = reference time / optimized time.
   2. models: whole-network latency (median of --repeat runs after a warm-up) of fixpoint's float
-     path (1 and 2 threads, and the reference kernels) and its int8 and int16 programs (one thread,
-     the runtime's ISA choice and the reference kernels), against ONNX Runtime 1.30 (CPU, float)
+     path (1 and 2 threads, and the reference kernels) and its int8 and int16 programs (1 and 2
+     threads with the runtime's ISA choice, one with the reference kernels), against ONNX Runtime 1.30 (CPU, float)
      at the same thread count on the same input; ratio = time / ONNX Runtime time (below 1 =
      faster than ONNX Runtime). resnet18 is torchvision's, exported with seeded random weights.
 
@@ -104,6 +104,7 @@ def models(build, names, repeat, work, rows_wanted):
             out = run([cli, "run", prog] + feed + ["--threads", "1"])
             r["isa"] = re.search(r"isa=(\S+)", out).group(1)
             r[f"fixpoint_int{bits}_ms"] = median_ms(out)
+            r[f"fixpoint_int{bits}_2t_ms"] = median_ms(run([cli, "run", prog] + feed + ["--threads", "2"]))
             r[f"fixpoint_int{bits}_reference_kernels_ms"] = median_ms(run([cli, "run", prog] + feed + ["--threads", "1"],
                                                                           env=env_ref))
         for k in [k for k in r if k.startswith("fixpoint_") and k.endswith("_ms")]:
@@ -117,9 +118,9 @@ def print_models(rows):
     """One table per kind of row: fixpoint ms (x ONNX Runtime float in the same run)."""
     cols = [("float 1t", "fixpoint_float_ms", "ort_float_ms"), ("float 2t", "fixpoint_float_2t_ms", "ort_float_2t_ms"),
             ("float ref-kernels", "fixpoint_float_reference_kernels_ms", "ort_float_ms"),
-            ("int8 1t", "fixpoint_int8_ms", "ort_float_ms"),
+            ("int8 1t", "fixpoint_int8_ms", "ort_float_ms"), ("int8 2t", "fixpoint_int8_2t_ms", "ort_float_2t_ms"),
             ("int8 ref-kernels", "fixpoint_int8_reference_kernels_ms", "ort_float_ms"),
-            ("int16 1t", "fixpoint_int16_ms", "ort_float_ms"),
+            ("int16 1t", "fixpoint_int16_ms", "ort_float_ms"), ("int16 2t", "fixpoint_int16_2t_ms", "ort_float_2t_ms"),
             ("int16 ref-kernels", "fixpoint_int16_reference_kernels_ms", "ort_float_ms")]
     cols = [c for c in cols if any(c[1] in r for r in rows)]
     print("\nms (x ONNX Runtime float, same threads, same run)")

@@ -4,10 +4,17 @@
 // outside the handled cases runs the reference kernel.
 #include "elementwise_fast.h"
 
+#include <algorithm>
+
 #include "../reference/common.h"
+#include "fixpoint/parallel.h"
 
 namespace fixpoint::xk {
 namespace {
+
+// Elements per task of the elementwise loops (each element is independent: any split gives the
+// same codes).
+constexpr int64_t kChunk = 1 << 14;
 
 // 8- and 16-bit codes: |q - z| < 2^16, which keeps every product below in int64.
 bool narrow(DType t) { return t == DType::Int8 || t == DType::UInt8 || t == DType::Int16 || t == DType::UInt16; }
@@ -63,14 +70,25 @@ bool binary_narrow(qref::QContext& c, F&& f) {
         const A* pa = full.data<A>();
         const B* pb = part.data<B>();
         Y* py = y.data<Y>();
-        for (int64_t o0 = 0; o0 < n; o0 += inner) {
-          int64_t bv = static_cast<int64_t>(pb[(o0 / inner) % span]) - zp;
+        // Outputs [lo, hi): b's element for output o is (o / inner) % span.
+        auto range = [&](int64_t lo, int64_t hi) {
           if (inner == 1) {  // the broadcast operand varies with every element
-            for (int64_t o = o0; o < n; ++o) py[o] = static_cast<Y>(g(static_cast<int64_t>(pa[o]) - zf, static_cast<int64_t>(pb[o % span]) - zp));
-            break;
+            int64_t j = lo % span;
+            for (int64_t o = lo; o < hi; ++o) {
+              py[o] = static_cast<Y>(g(static_cast<int64_t>(pa[o]) - zf, static_cast<int64_t>(pb[j]) - zp));
+              if (++j == span) j = 0;
+            }
+            return;
           }
-          for (int64_t o = o0; o < o0 + inner; ++o) py[o] = static_cast<Y>(g(static_cast<int64_t>(pa[o]) - zf, bv));
-        }
+          for (int64_t o0 = lo; o0 < hi;) {
+            int64_t blk = o0 / inner, end = std::min(hi, (blk + 1) * inner);
+            int64_t bv = static_cast<int64_t>(pb[blk % span]) - zp;
+            for (int64_t o = o0; o < end; ++o) py[o] = static_cast<Y>(g(static_cast<int64_t>(pa[o]) - zf, bv));
+            o0 = end;
+          }
+        };
+        parallel_for((n + kChunk - 1) / kChunk, c.threads,
+                     [&](int64_t t) { range(t * kChunk, std::min(n, (t + 1) * kChunk)); });
       });
     });
   });
@@ -124,7 +142,10 @@ bool lut_fast(qref::QContext& c) {
       const X* px = x.data<X>();
       Y* py = y.data<Y>();
       auto lookup = [&](const auto* t) {
-        for (int64_t i = 0; i < x.numel(); ++i) py[i] = static_cast<Y>(t[static_cast<int64_t>(px[i]) - lo]);
+        int64_t n = x.numel();
+        parallel_for((n + kChunk - 1) / kChunk, c.threads, [&](int64_t k) {
+          for (int64_t i = k * kChunk; i < std::min(n, (k + 1) * kChunk); ++i) py[i] = static_cast<Y>(t[static_cast<int64_t>(px[i]) - lo]);
+        });
       };
       if (tab.dtype() == DType::Int32) lookup(tab.data<int32_t>());
       else lookup(tab.data<Y>());

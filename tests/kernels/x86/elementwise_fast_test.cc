@@ -19,9 +19,10 @@ struct Binary {
 
 // Output shape and an operand b broadcast in one of the patterns (or a two-run one that the fast
 // path must decline).
-std::pair<Shape, Shape> shapes(std::mt19937& rng) {
+std::pair<Shape, Shape> shapes(std::mt19937& rng, bool large) {
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  Shape out = {pick(1, 2), pick(1, 6), pick(1, 5), pick(1, 7)};
+  // large: several of the kernels' 2^14-element tasks, split at arbitrary points
+  Shape out = large ? Shape{1, pick(20, 40), pick(20, 40), pick(20, 40)} : Shape{pick(1, 2), pick(1, 6), pick(1, 5), pick(1, 7)};
   switch (pick(0, 5)) {
     case 0: return {out, out};
     case 1: return {out, {1}};
@@ -32,10 +33,10 @@ std::pair<Shape, Shape> shapes(std::mt19937& rng) {
   }
 }
 
-Binary random_binary(uint32_t seed, const std::string& kind) {
+Binary random_binary(uint32_t seed, const std::string& kind, bool large = false) {
   std::mt19937 rng(seed);
   Binary c;
-  auto [sa, sb] = shapes(rng);
+  auto [sa, sb] = shapes(rng, large);
   test::Case tmp;  // reuse the layer builders' code/zero-point choices
   test::set_input(tmp, sa, rng, true);
   c.a = tmp.x;
@@ -84,9 +85,9 @@ Binary random_binary(uint32_t seed, const std::string& kind) {
   return c;
 }
 
-Tensor run_binary(Binary& c, bool fast) {
+Tensor run_binary(Binary& c, bool fast, int threads = 1) {
   std::vector<Tensor> out(1);
-  qref::QContext ctx{c.op, {&c.a, &c.b}, {c.qa, c.qb}, {c.qy}, out, 1};
+  qref::QContext ctx{c.op, {&c.a, &c.b}, {c.qa, c.qb}, {c.qy}, out, threads};
   bool done = false;
   if (fast) done = c.op.is<params::Mul>() ? xk::mul_fast(ctx) : xk::addsub_fast(ctx);
   if (!done) qref::find_integer_kernel(std::string(c.op.kind()))(ctx);
@@ -116,6 +117,17 @@ TEST(ElementwiseFast, AddSubAndMulMatchTheReferenceBitExactly) {
   // Most patterns take the fast path; the two-run one and 16 x 16-bit Mul (int64 too narrow) must not.
   EXPECT_GT(handled, 380);
   EXPECT_GT(handled16, 150) << "16-bit codes must take the fast path too";
+}
+
+// Tensors of several tasks, split over 1-3 threads at points inside broadcast blocks.
+TEST(ElementwiseFast, LargeTensorsGiveTheSameCodesAtAnyThreadCount) {
+  for (uint32_t seed = 500; seed < 540; ++seed)
+    for (const char* kind : {"addsub", "mul"}) {
+      Binary c = random_binary(seed, kind, true);
+      Tensor want = run_binary(c, false);
+      for (int threads : {1, 2, 3})
+        expect_same(want, run_binary(c, true, threads), cat(kind, " seed=", seed, " threads=", threads, " b ", shape_str(c.b.shape())));
+    }
 }
 
 TEST(ElementwiseFast, TableLookupMatchesTheReference) {
