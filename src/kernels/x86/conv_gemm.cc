@@ -321,7 +321,10 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
   PlaneSplit split = plane_split(op, in_type);
   pw->split_x = split.x;
   pw->split_w = split.w;
-  if (isa == "avx2" || isa == "avx512vnni") pw->requant = requant_row_s32_avx2;
+  if (isa == "avx2" || isa == "avx512vnni") {
+    pw->requant = requant_row_s32_avx2;
+    pw->depthwise_row = depthwise_row_s16_avx2;
+  }
   bool depthwise = is_depthwise(op);
   const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
   if (u8 && !is_16bit(in_type) && w.dtype() == DType::Int8 && !depthwise) {
@@ -373,20 +376,44 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
       // whole values in int64 (no planes needed outside the int16 GEMM).
       auto depthwise = [&](const auto* xc, const int16_t* wrows, auto acc_zero) {
         using Acc = decltype(acc_zero);
+        using X = std::remove_cv_t<std::remove_pointer_t<decltype(xc)>>;
+        int64_t rows = in[0] * in[1], half_w = (in[2] + 1) / 2;
         parallel_for(N * M, c.threads, [&](int64_t bm) {
           int64_t m = bm % M;
-          const auto* xp = xc + bm * in_plane;
+          const X* xp = xc + bm * in_plane;
           std::vector<Acc> acc(static_cast<size_t>(out_plane), 0);
+          // Stride 2 along rows: the plane's even and odd columns as two planes, so that every
+          // tap reads a contiguous run (input column 2 ow + off is column ow + floor(off / 2) of
+          // the plane of off's parity) and the loop below vectorizes.
+          std::vector<X> parity;
+          if (s[2] == 2) {
+            parity.assign(static_cast<size_t>(2 * rows * half_w), 0);
+            for (int64_t r = 0; r < rows; ++r) {
+              const X* xr = xp + r * in[2];
+              X *even = parity.data() + r * half_w, *odd = even + rows * half_w;
+              for (int64_t j = 0; j < in[2] / 2; ++j) {
+                even[j] = xr[2 * j];
+                odd[j] = xr[2 * j + 1];
+              }
+              if (in[2] & 1) even[in[2] / 2] = xr[in[2] - 1];
+            }
+          }
           for (int64_t kk = 0; kk < ks; ++kk) {
             Acc wv = wrows[m * Kp + kk];
             if (wv == 0) continue;
             int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2];
             ref::for_each_tap_row(w3, kd, kh, kw, [&](int64_t orow, int64_t irow, const ref::ColumnRange& cr) {
               Acc* arow = acc.data() + orow * out[2];
-              const auto* xrow = xp + irow * in[2] + cr.off;
-              if (s[2] == 1) {
+              if (s[2] == 1 || s[2] == 2) {
+                int64_t odd = cr.off & 1;
+                const X* xrow = s[2] == 1 ? xp + irow * in[2] + cr.off
+                                          : parity.data() + (odd * rows + irow) * half_w + (cr.off - odd) / 2;
+                if constexpr (std::is_same_v<Acc, int32_t> && std::is_same_v<X, int16_t>) {
+                  if (pw.depthwise_row && cr.hi > cr.lo) return pw.depthwise_row(arow + cr.lo, xrow + cr.lo, cr.hi - cr.lo, wv);
+                }
                 for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow];
               } else {
+                const X* xrow = xp + irow * in[2] + cr.off;
                 for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow * s[2]];
               }
             });

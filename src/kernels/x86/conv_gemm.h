@@ -10,6 +10,7 @@
 #include "../reference/integer/integer_kernels.h"
 #include "gemm_s16.h"
 #include "gemm_u8s8.h"
+#include "depthwise.h"
 #include "requant.h"
 
 namespace fixpoint::xk {
@@ -34,6 +35,7 @@ struct PackedWeights {
   std::vector<int32_t> w8_sum;            // u8 x s8: sum_k w[m][k] per row
   std::vector<std::vector<int16_t>> w16;  // int16 GEMM: one or two planes of rows x Kp
   RequantRowFn requant = nullptr;         // the ISA's vector (13) for Conv rows, if it has one
+  DepthwiseRowFn depthwise_row = nullptr;  // the ISA's depthwise tap over a row, if it has one
   const char* kernel_name() const { return u8 ? u8->name : s16->name; }
 };
 
