@@ -16,9 +16,16 @@ namespace {
 Tensor quantize_tensor(const Tensor& t, const QParams& q) {
   Tensor out(q.type, t.shape());
   fx::Range r = fx::range_of(q.type);
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) v[i] = fx::quantize(t.get_f64(i), q.scale, q.zero_point, r);
-  qref::store_codes(out, v);
+  qref::visit_int(q.type, [&](auto tag) {  // typed loops: no int64 copy (the same (5) per element)
+    using T = decltype(tag);
+    T* o = out.data<T>();
+    if (t.dtype() == DType::Float32) {
+      const float* p = t.data<float>();
+      for (int64_t i = 0; i < t.numel(); ++i) o[i] = static_cast<T>(fx::quantize(p[i], q.scale, q.zero_point, r));
+    } else {
+      for (int64_t i = 0; i < t.numel(); ++i) o[i] = static_cast<T>(fx::quantize(t.get_f64(i), q.scale, q.zero_point, r));
+    }
+  });
   return out;
 }
 
@@ -27,8 +34,11 @@ Tensor quantize_tensor(const Tensor& t, const QParams& q) {
 // (6) integer codes -> float32.
 Tensor dequantize_tensor(const Tensor& t, const QParams& q) {
   Tensor out(DType::Float32, t.shape());
-  std::vector<int64_t> v = qref::load_codes(t, 0);
-  for (int64_t i = 0; i < t.numel(); ++i) out.data<float>()[i] = fx::dequantize(v[i], q.scale, q.zero_point);
+  float* o = out.data<float>();
+  qref::visit_int(t.dtype(), [&](auto tag) {
+    const auto* p = t.data<decltype(tag)>();
+    for (int64_t i = 0; i < t.numel(); ++i) o[i] = fx::dequantize(static_cast<int64_t>(p[i]), q.scale, q.zero_point);
+  });
   return out;
 }
 
