@@ -588,11 +588,10 @@ void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
         int64_t sj = kern.quads ? np : 1, si = kern.quads ? 1 : N;
         std::vector<int32_t> acc(static_cast<size_t>(np * N));
         kern.run({N, np, Kp, pw.w8.data(), xr.data(), acc.data(), sj, si});
-        std::vector<int32_t> sums(static_cast<size_t>(nr * N));
+        std::vector<int32_t> sums(static_cast<size_t>(nr * N));  // [i][j], minus z_u sum w (remove_zero_point)
         for (int64_t i = 0; i < nr; ++i)
-          for (int64_t j = 0; j < N; ++j) sums[i * N + j] = acc[j * sj + i * si];
-        for (int64_t i = 0; i < nr; ++i)
-          for (int64_t j = 0; j < N; ++j) remove_zero_point(&sums[i * N + j], 1, xu.zu, pw.w8_sum[static_cast<size_t>(j)]);
+          for (int64_t j = 0; j < N; ++j)
+            sums[i * N + j] = acc[j * sj + i * si] - static_cast<int32_t>(xu.zu * pw.w8_sum[static_cast<size_t>(j)]);
         store(r0, nr, sums);
       });
       return;
