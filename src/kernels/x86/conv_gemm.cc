@@ -324,6 +324,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
   if (isa == "avx2" || isa == "avx512vnni") {
     pw->requant = requant_row_s32_avx2;
     pw->depthwise_row = depthwise_row_s16_avx2;
+    pw->depthwise_row64 = depthwise_row_s32_avx2;
   }
   bool depthwise = is_depthwise(op);
   const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
@@ -410,6 +411,8 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
                                           : parity.data() + (odd * rows + irow) * half_w + (cr.off - odd) / 2;
                 if constexpr (std::is_same_v<Acc, int32_t> && std::is_same_v<X, int16_t>) {
                   if (pw.depthwise_row && cr.hi > cr.lo) return pw.depthwise_row(arow + cr.lo, xrow + cr.lo, cr.hi - cr.lo, wv);
+                } else if constexpr (std::is_same_v<Acc, int64_t> && std::is_same_v<X, int32_t>) {
+                  if (pw.depthwise_row64 && cr.hi > cr.lo) return pw.depthwise_row64(arow + cr.lo, xrow + cr.lo, cr.hi - cr.lo, wv);
                 }
                 for (int64_t ow = cr.lo; ow < cr.hi; ++ow) arow[ow] += wv * xrow[ow];
               } else {

@@ -35,7 +35,8 @@ struct PackedWeights {
   std::vector<int32_t> w8_sum;            // u8 x s8: sum_k w[m][k] per row
   std::vector<std::vector<int16_t>> w16;  // int16 GEMM: one or two planes of rows x Kp
   RequantRowFn requant = nullptr;         // the ISA's vector (13) for Conv rows, if it has one
-  DepthwiseRowFn depthwise_row = nullptr;  // the ISA's depthwise tap over a row, if it has one
+  DepthwiseRowFn depthwise_row = nullptr;      // the ISA's depthwise tap over a row (8-bit codes)
+  DepthwiseRow64Fn depthwise_row64 = nullptr;  // the same for 16-bit codes (int64 sums)
   const char* kernel_name() const { return u8 ? u8->name : s16->name; }
 };
 
