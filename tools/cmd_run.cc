@@ -31,6 +31,57 @@ struct RunArgs {
   int threads = 0;  // 0: every core
   bool reference = false;
   int repeat = 1;
+  bool profile = false;
+};
+
+// --profile: wall time per op, measured from one op's end to the next (the first op from the
+// run's start), averaged over the timed runs (the warm-up is left out when there are others).
+class OpProfile {
+ public:
+  void begin_run() {
+    if (++runs_ == 2 && !warm_up_dropped_) {  // the first timed run: forget the warm-up
+      ms_.clear();
+      runs_ = 1;
+      warm_up_dropped_ = true;
+    }
+    last_ = std::chrono::steady_clock::now();
+  }
+  void end_op(const std::string& node, const std::string& op_type) {
+    auto t = std::chrono::steady_clock::now();
+    auto& [type, ms] = ms_[node];
+    type = op_type;
+    ms += std::chrono::duration<double, std::milli>(t - last_).count();
+    last_ = t;
+  }
+  void print(int top) const {
+    std::map<std::string, std::pair<int, double>> by_type;
+    double total = 0;
+    std::vector<std::pair<double, std::string>> nodes;
+    for (const auto& [node, tm] : ms_) {
+      auto& [n, ms] = by_type[tm.first];
+      ++n;
+      ms += tm.second / runs_;
+      total += tm.second / runs_;
+      nodes.emplace_back(tm.second / runs_, node);
+    }
+    std::vector<std::pair<double, std::string>> types;
+    for (const auto& [type, v] : by_type) types.emplace_back(v.second, type);
+    std::sort(types.rbegin(), types.rend());
+    std::sort(nodes.rbegin(), nodes.rend());
+    std::printf("profile: %.3f ms per run in ops, over %d run(s)\n%-24s %6s %10s %6s\n", total, runs_, "op type", "ops",
+                "ms/run", "%");
+    for (const auto& [ms, type] : types)
+      std::printf("%-24s %6d %10.3f %5.1f%%\n", type.c_str(), by_type.at(type).first, ms, 100 * ms / total);
+    std::printf("slowest ops:\n");
+    for (size_t i = 0; i < nodes.size() && i < static_cast<size_t>(top); ++i)
+      std::printf("  %10.3f ms  %-20s %s\n", nodes[i].first, ms_.at(nodes[i].second).first.c_str(), nodes[i].second.c_str());
+  }
+
+ private:
+  std::map<std::string, std::pair<std::string, double>> ms_;  // node -> (op type, ms summed over runs)
+  int runs_ = 0;
+  bool warm_up_dropped_ = false;
+  std::chrono::steady_clock::time_point last_;
 };
 
 // Runs `once` a.repeat times (the last run's outputs are kept) and, with --repeat > 1, prints
@@ -83,10 +134,12 @@ void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
   }
   TraceWriter trace(a.trace_dir);
   trace.use_report(a.model);
+  OpProfile prof;
   std::function<void(const QOp&, const std::vector<Tensor>&)> on_op;
-  if (trace.on())
+  if (trace.on() || a.profile)
     on_op = [&](const QOp& op, const std::vector<Tensor>& outs) {
-      for (size_t i = 0; i < outs.size(); ++i) {
+      if (a.profile) prof.end_op(op.node.label(), cat(op.node.op_type, " ", op.kind()));
+      for (size_t i = 0; trace.on() && i < outs.size(); ++i) {
         const std::string& t = op.node.outputs[i];
         auto it = runner.program().tensors.find(t);
         QParams q = it == runner.program().tensors.end() ? QParams{} : it->second;
@@ -95,7 +148,11 @@ void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
       }
     };
   ProgramOutputs out = timed_runs(a, cat("fixed-point isa=", ProgramRunner::kernel_isa(), " threads=", runner.threads()),
-                                  [&] { return runner.run(inputs, on_op); });
+                                  [&] {
+                                    prof.begin_run();
+                                    return runner.run(inputs, on_op);
+                                  });
+  if (a.profile) prof.print(15);
   warn_nonfinite(inputs, "input");
   write_outputs(a, out.values, "");
   if (a.raw) {
@@ -131,13 +188,20 @@ void run_run(const RunArgs& a) {
   TraceWriter trace(a.trace_dir);
   RunOptions ro;
   ro.threads = a.threads ? a.threads : default_threads();
-  if (trace.on())
+  OpProfile prof;
+  if (trace.on() || a.profile)
     ro.on_node = [&](const Node& n, const std::vector<Tensor>& outs) {
-      for (size_t i = 0; i < outs.size(); ++i) trace.add(n.outputs[i], n.name, n.op_type, outs[i], nullptr, QParams{});
+      if (a.profile) prof.end_op(n.label(), n.op_type);
+      for (size_t i = 0; trace.on() && i < outs.size(); ++i)
+        trace.add(n.outputs[i], n.name, n.op_type, outs[i], nullptr, QParams{});
     };
   std::string what = a.reference ? std::string("float reference kernels")
                                  : cat("float isa=", float_kernel_isa(), " threads=", ro.threads);
-  outputs = timed_runs(a, what, [&] { return ex.run(inputs, ro); });
+  outputs = timed_runs(a, what, [&] {
+    prof.begin_run();
+    return ex.run(inputs, ro);
+  });
+  if (a.profile) prof.print(15);
   warn_nonfinite(inputs, "input");
   warn_nonfinite(outputs, "output");
   write_outputs(a, outputs, "");
@@ -162,6 +226,8 @@ void add_run_command(CLI::App& app) {
   c->add_option("--repeat", a->repeat, "Run N times (1 warm-up) and print min/median time per run")
       ->check(CLI::Range(1, 100000));
   c->add_option("--trace", a->trace_dir, "Write every computed tensor as .npy (+ integer codes) and index.json");
+  c->add_flag("--profile", a->profile,
+              "Print the wall time per op type and the slowest ops (averaged over --repeat runs after the warm-up)");
   c->add_flag("--raw", a->raw, "Compiled programs: also write the integer codes (<name>.codes.npy) and scales.txt");
   c->callback([a] { run_run(*a); });
 }

@@ -296,3 +296,31 @@ def test_int16_headroom_keeps_values_beyond_the_calibrated_range(tmp_path):
         err[h] = np.abs(np.load(tmp_path / f"o{h}" / "y.npy") - want).max()
     assert err["1.5"] < 1e-3, err  # a 16-bit step of a 2.8-wide range is ~1e-4
     assert err["1"] > 0.3, err      # 1.4 clipped to the calibrated max (~1): -2.8 -> ~-2
+
+
+@pytest.mark.parametrize("kind", ["program", "float"])
+def test_profile_lists_every_op_once_per_run(models, tmp_path, kind):
+    """`run --profile`: one row per op type with its op count, times that add up to the total."""
+    if kind == "program":
+        model = compile_(models, "tiny_cnn", tmp_path / "prog", "--calib", f"image={models}/tiny_cnn_input.npy")
+        ops = json.loads((tmp_path / "prog" / "compile_report.json").read_text())["layers"]
+        want = len(ops)
+    else:
+        model, want = os.path.join(models, "tiny_cnn.onnx"), None
+    p = run_cli("run", model, "--input", f"image={models}/tiny_cnn_input.npy", "-o", tmp_path / "o", "-q",
+                "--repeat", "3", "--profile")
+    lines = p.stdout.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.startswith("profile:"))
+    total, runs = float(lines[head].split()[1]), int(lines[head].split("over ")[1].split()[0])
+    assert runs == 2  # the warm-up is left out
+    rows = []
+    for l in lines[head + 2:]:
+        if l.startswith("slowest ops:"):
+            break
+        parts = l.split()
+        rows.append((" ".join(parts[:-3]), int(parts[-3]), float(parts[-2])))
+    assert abs(sum(r[2] for r in rows) - total) <= 0.01 * total + 0.005
+    assert len({r[0] for r in rows}) == len(rows)
+    if want is not None:
+        assert sum(r[1] for r in rows) == want
+    assert any(r[0].startswith("Conv") for r in rows)

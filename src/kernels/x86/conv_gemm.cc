@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "../reference/common.h"
+#include "conv_epilogue.h"
 #include "elementwise_fast.h"
 #include "fixpoint/cpu_isa.h"
 #include "fixpoint/parallel.h"
@@ -126,30 +127,6 @@ struct ShiftedCodes {
     zu = zero_point + 128;
   }
 };
-
-// sum (q - z) w of (14) from the u8 x s8 GEMM's sum (u - z_u) w = sum u w - z_u sum w; both
-// terms and the result are within K * 255 * 128 < 2^31 (gemm_path_applies).
-void remove_zero_point(int32_t* acc, int64_t n, int64_t zu, int32_t wsum) {
-  int32_t t = static_cast<int32_t>(zu * wsum);
-  for (int64_t i = 0; i < n; ++i) acc[i] -= t;
-}
-
-// out[i] = RQ(bias[ch] + sum[i]) (13) for `count` sums of channel ch: the ISA's vector epilogue
-// where requant.h's conditions hold (every non-wide layer, whose bias + sum is within int32 (§4),
-// with n >= 1), else the reference's ChannelRequant::row. Overwrites sum.
-template <typename T>
-void requant_store(const qref::ChannelRequant& rq, RequantRowFn vec, int64_t ch, int32_t* sum, int64_t count, T* out) {
-  fx::Multiplier mu{rq.mult[ch], static_cast<int>(rq.shift[ch])};
-  int64_t b = rq.bias[ch], lo_z = rq.r.lo - rq.zy, hi_z = rq.r.hi - rq.zy;
-  auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
-  if (!vec || rq.wide || !fits(b) || mu.m <= 0 || !fits(mu.m) || mu.n < 1 || mu.n > 62 || !fits(lo_z) || !fits(hi_z) ||
-      !fits(rq.zy))
-    return rq.row(ch, sum, count, out);
-  int64_t i = vec(sum, count, static_cast<int32_t>(b), mu.m, mu.n, static_cast<int32_t>(lo_z), static_cast<int32_t>(hi_z),
-                  static_cast<int32_t>(rq.zy));
-  for (; i < count; ++i) sum[i] = static_cast<int32_t>(fx::requantize(b + sum[i], mu, rq.zy, rq.r));
-  for (i = 0; i < count; ++i) out[i] = static_cast<T>(sum[i]);
-}
 
 // Where im2col element (patch q, column col) goes: q * q_stride + (col / 4) * quad_stride +
 // col % 4. Rows of Kp (q_stride = Kp, quad_stride = 4: element col of row q) for the dot-product
@@ -330,16 +307,19 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
   const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
   if (u8 && !is_16bit(in_type) && w.dtype() == DType::Int8 && !depthwise) {
     pw->u8 = u8;
-    pw->Kp = round_up(pw->K, u8->k_align);
-    pw->w8.assign(static_cast<size_t>(pw->rows * pw->Kp), 0);
     pw->w8_sum.assign(static_cast<size_t>(pw->rows), 0);
     const int8_t* src = w.data<int8_t>();
     for (int64_t m = 0; m < pw->rows; ++m)
-      for (int64_t k = 0; k < pw->K; ++k) {
-        int8_t v = src[m * pw->K + k];
-        pw->w8[static_cast<size_t>(m * pw->Kp + k)] = v;
-        pw->w8_sum[static_cast<size_t>(m)] += v;
-      }
+      for (int64_t k = 0; k < pw->K; ++k) pw->w8_sum[static_cast<size_t>(m)] += src[m * pw->K + k];
+    pw->implicit = implicit_conv_applies(op, *u8);
+    if (pw->implicit) {  // k in (channel quad, tap, channel % 4) order (conv_implicit.cc)
+      pw->w8 = pack_conv_quads(w, pw->Kp);
+      return pw;
+    }
+    pw->Kp = round_up(pw->K, u8->k_align);
+    pw->w8.assign(static_cast<size_t>(pw->rows * pw->Kp), 0);
+    for (int64_t m = 0; m < pw->rows; ++m)
+      for (int64_t k = 0; k < pw->K; ++k) pw->w8[static_cast<size_t>(m * pw->Kp + k)] = src[m * pw->K + k];
     return pw;
   }
   pw->Kp = round_up(pw->K, s16->k_align);
@@ -624,7 +604,7 @@ void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
 
 void run_packed(qref::QContext& c, const PackedWeights& pw) {
   if (c.in.at(0)->dtype() != pw.in_type) return find_runtime_kernel(std::string(c.op.kind()))(c);
-  if (c.op.is<params::Conv>()) return conv_gemm(c, pw);
+  if (c.op.is<params::Conv>()) return pw.implicit ? conv_implicit_u8(c, pw) : conv_gemm(c, pw);
   matmul_gemm(c, pw);
 }
 

@@ -31,7 +31,8 @@ struct PackedWeights {
   const GemmS16Kernel* s16 = nullptr;    // set: the int16 GEMM (and ConvTranspose, depthwise)
   int64_t rows = 0, K = 0, Kp = 0;
   bool split_x = false, split_w = false;  // byte planes of activations / weights (int16 GEMM)
-  std::vector<int8_t> w8;                 // u8 x s8: rows x Kp
+  bool implicit = false;                  // u8 x s8 Conv as an implicit GEMM (conv_implicit.cc)
+  std::vector<int8_t> w8;                 // u8 x s8: rows x Kp (implicit: pack_conv_quads' k order)
   std::vector<int32_t> w8_sum;            // u8 x s8: sum_k w[m][k] per row
   std::vector<std::vector<int16_t>> w16;  // int16 GEMM: one or two planes of rows x Kp
   RequantRowFn requant = nullptr;         // the ISA's vector (13) for Conv rows, if it has one
@@ -46,6 +47,12 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
 
 // Require c's input of pw.in_type.
 void conv_gemm(qref::QContext& c, const PackedWeights& pw);
+// 1-D/2-D Conv on the quads (broadcast) u8 x s8 kernel with no im2col (conv_implicit.cc):
+// implicit_conv_applies says when pack_weights takes it; pack_conv_quads packs the int8 weights
+// in its k order and sets Kp.
+bool implicit_conv_applies(const QOp& op, const GemmU8S8Kernel& k);
+std::vector<int8_t> pack_conv_quads(const Tensor& w, int64_t& Kp);
+void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw);
 void matmul_gemm(qref::QContext& c, const PackedWeights& pw);
 // ConvTranspose (22): a GEMM per group (weights x transposed input) and an exact col2im (8-bit
 // codes; requires gemm_path_applies(c)).

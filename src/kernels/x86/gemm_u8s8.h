@@ -9,7 +9,10 @@
 //   rows  (quads = false): B(n, k) = B[n*Kp + k], row n zero-padded to Kp (dot-product kernels:
 //         each output a sum of vector products, reduced across lanes at the end);
 //   quads (quads = true):  B(n, k) = B[(k/4)*N*4 + n*4 + k%4], N a multiple of n_align, ldn = 1
-//         (broadcast kernels: 16 outputs n per register, four k per lane, no reduction).
+//         (broadcast kernels: 16 outputs n per register, four k per lane, no reduction);
+//         or, when Bq is set, B(n, k) = Bq[k/4][n*4 + k%4]: one pointer per group of four k
+//         (an indirection buffer: the implicit-GEMM convolution points each group straight
+//         into its channel-quad input plane, conv_implicit.cc, instead of copying patches).
 // Every product is within 255 * 128, so with K * 255 * 128 < 2^31 (the caller's check) every
 // partial sum is exact in int32 and any summation order gives the same sum. The caller subtracts
 // z_u * sum_k A[m][k] (z_u the shifted zero point) to get the sum of (q - z) w of (14).
@@ -30,6 +33,7 @@ struct GemmU8S8Args {
   const uint8_t* B;  // N activation rows
   int32_t* C;
   int64_t ldm, ldn;  // C strides of m and n
+  const uint8_t* const* Bq = nullptr;  // quads kernels only: Kp/4 row pointers instead of B
 };
 
 struct GemmU8S8Kernel {

@@ -16,16 +16,16 @@ namespace {
 
 using fixpoint::xk::GemmU8S8Args;
 
-// Rows [m, m + MR) by outputs [n, n + 16 NV) of C.
-template <int MR, int NV>
+// Rows [m, m + MR) by outputs [n, n + 16 NV) of C; `Indirect`: group k/4 of B at g.Bq[k/4].
+template <int MR, int NV, bool Indirect>
 void block(const GemmU8S8Args& g, int64_t m, int64_t n) {
   __m512i c[MR][NV];
   for (int i = 0; i < MR; ++i)
     for (int v = 0; v < NV; ++v) c[i][v] = _mm512_setzero_si512();
   const int8_t* a = g.A + m * g.Kp;
-  const uint8_t* b = g.B + n * 4;
   const int64_t quad_stride = g.N * 4;
-  for (int64_t k = 0; k < g.Kp; k += 4, b += quad_stride) {
+  for (int64_t k = 0; k < g.Kp; k += 4) {
+    const uint8_t* b = Indirect ? g.Bq[k >> 2] + n * 4 : g.B + (k >> 2) * quad_stride + n * 4;
     __m512i bv[NV];
     for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_si512(b + v * 64);
     for (int i = 0; i < MR; ++i) {
@@ -39,18 +39,24 @@ void block(const GemmU8S8Args& g, int64_t m, int64_t n) {
     for (int v = 0; v < NV; ++v) _mm512_storeu_si512(g.C + (m + i) * g.ldm + n + v * 16, c[i][v]);
 }
 
-template <int MR>
+template <int MR, bool Indirect>
 void rows(const GemmU8S8Args& g, int64_t m) {
   int64_t n = 0;
-  for (; n + 64 <= g.N; n += 64) block<MR, 4>(g, m, n);
-  for (; n < g.N; n += 16) block<MR, 1>(g, m, n);
+  for (; n + 64 <= g.N; n += 64) block<MR, 4, Indirect>(g, m, n);
+  for (; n < g.N; n += 16) block<MR, 1, Indirect>(g, m, n);
 }
 
-void run(const GemmU8S8Args& g) {
+// Rows six at a time, the rest in blocks of 4, 2 and 1 (a 64-row layer: 10 x 6 + 4).
+template <bool Indirect>
+void all_rows(const GemmU8S8Args& g) {
   int64_t m = 0;
-  for (; m + 6 <= g.M; m += 6) rows<6>(g, m);
-  for (; m < g.M; ++m) rows<1>(g, m);
+  for (; m + 6 <= g.M; m += 6) rows<6, Indirect>(g, m);
+  if (m + 4 <= g.M) rows<4, Indirect>(g, m), m += 4;
+  if (m + 2 <= g.M) rows<2, Indirect>(g, m), m += 2;
+  if (m < g.M) rows<1, Indirect>(g, m);
 }
+
+void run(const GemmU8S8Args& g) { g.Bq ? all_rows<true>(g) : all_rows<false>(g); }
 
 }  // namespace
 

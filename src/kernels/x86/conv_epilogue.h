@@ -1,0 +1,37 @@
+// The epilogue of the 8-bit GEMM convolutions (conv_gemm.cc, conv_implicit.cc): the zero-point
+// term of the u8 x s8 sum and RQ (13) of a run of one channel's sums into output codes.
+// Generic code: included only by translation units compiled for the baseline ISA.
+#pragma once
+#include <cstdint>
+
+#include "../reference/integer/integer_kernels.h"
+#include "fixpoint/fixedpoint.h"
+#include "requant.h"
+
+namespace fixpoint::xk {
+
+// sum (q - z) w of (14) from the u8 x s8 GEMM's sum (u - z_u) w = sum u w - z_u sum w; both
+// terms and the result are within K * 255 * 128 < 2^31 (gemm_path_applies).
+inline void remove_zero_point(int32_t* acc, int64_t n, int64_t zu, int32_t wsum) {
+  int32_t t = static_cast<int32_t>(zu * wsum);
+  for (int64_t i = 0; i < n; ++i) acc[i] -= t;
+}
+
+// out[i] = RQ(bias[ch] + sum[i]) (13) for `count` sums of channel ch: the ISA's vector epilogue
+// where requant.h's conditions hold (every non-wide layer, whose bias + sum is within int32 (§4),
+// with n >= 1), else the reference's ChannelRequant::row. Overwrites sum.
+template <typename T>
+inline void requant_store(const qref::ChannelRequant& rq, RequantRowFn vec, int64_t ch, int32_t* sum, int64_t count, T* out) {
+  fx::Multiplier mu{rq.mult[ch], static_cast<int>(rq.shift[ch])};
+  int64_t b = rq.bias[ch], lo_z = rq.r.lo - rq.zy, hi_z = rq.r.hi - rq.zy;
+  auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+  if (!vec || rq.wide || !fits(b) || mu.m <= 0 || !fits(mu.m) || mu.n < 1 || mu.n > 62 || !fits(lo_z) || !fits(hi_z) ||
+      !fits(rq.zy))
+    return rq.row(ch, sum, count, out);
+  int64_t i = vec(sum, count, static_cast<int32_t>(b), mu.m, mu.n, static_cast<int32_t>(lo_z), static_cast<int32_t>(hi_z),
+                  static_cast<int32_t>(rq.zy));
+  for (; i < count; ++i) sum[i] = static_cast<int32_t>(fx::requantize(b + sum[i], mu, rq.zy, rq.r));
+  for (i = 0; i < count; ++i) out[i] = static_cast<T>(sum[i]);
+}
+
+}  // namespace fixpoint::xk
