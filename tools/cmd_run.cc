@@ -153,6 +153,8 @@ void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
                                     return runner.run(inputs, on_op);
                                   });
   if (a.profile) prof.print(15);
+  if (a.verbose) std::printf("memory: peak %.1f MiB in tensors of the run (buffer plan: storage reused after a tensor's last reader)\n",
+                             runner.peak_bytes() / 1048576.0);
   warn_nonfinite(inputs, "input");
   write_outputs(a, out.values, "");
   if (a.raw) {

@@ -1,10 +1,13 @@
 // fixpoint: runs a compiled Program exactly as the integer accelerator would.
 #pragma once
 #include <functional>
+#include <atomic>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
+#include "fixpoint/buffer_pool.h"
 #include "fixpoint/program.h"
 #include "fixpoint/runtime.h"
 
@@ -38,8 +41,11 @@ class ProgramRunner {
   ProgramOutputs run(const std::map<std::string, Tensor>& inputs,
                      const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op = {}) const;
 
-  // One op on the current tensor values (codes for fixed-point tensors, float otherwise).
-  std::vector<Tensor> run_op(const QOp& op, const std::map<std::string, Tensor>& values) const;
+  // One op on the current tensor values (codes for fixed-point tensors, float otherwise);
+  // outputs on storage from `pool` where it has some.
+  std::vector<Tensor> run_op(const QOp& op, const std::map<std::string, Tensor>& values, BufferPool* pool = nullptr) const;
+  // Bytes the last run() held at its peak in tensors of its own (codes, dequantized outputs).
+  size_t peak_bytes() const { return peak_bytes_.load(); }
   // Op `index` fed with float values of its inputs (e.g. the float reference's), quantized at the
   // inputs' scales: what the op alone does to exact inputs ("local error" in fixpoint compare).
   std::vector<Tensor> run_op_on_float(size_t index, const std::map<std::string, Tensor>& float_values) const;
@@ -47,8 +53,15 @@ class ProgramRunner {
  private:
   QParams q_of(const std::string& tensor) const;  // float QParams for tensors without codes
   // run_op without the node's label on errors (run_op adds it once, wherever they come from).
-  std::vector<Tensor> run_op_unlabeled(const QOp& op, const std::map<std::string, Tensor>& values) const;
+  std::vector<Tensor> run_op_unlabeled(const QOp& op, const std::map<std::string, Tensor>& values, BufferPool* pool) const;
   Program prog_;
+  // The buffer plan: how many ops read each tensor (a tensor's storage returns to the run's pool
+  // after its last reader; graph outputs never do), and pools kept between runs (one per
+  // concurrent run: run() is const and may be called from several threads).
+  std::map<std::string, int> readers_;
+  mutable std::mutex pools_mu_;
+  mutable std::vector<std::unique_ptr<BufferPool>> pools_;
+  mutable std::atomic<size_t> peak_bytes_{0};
   int threads_ = 1;
   // Per op: the fast float kernel of a float (CPU fallback) op, prepared once with the program's
   // float constants; null where there is none.

@@ -71,9 +71,10 @@ class KernelRegistry {
 
 // Runs one node with the reference kernels (used by constant folding and tests).
 std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& inputs);
-// The same with `prepared` (may be null) tried first, on `threads` threads.
+// The same with `prepared` (may be null) tried first, on `threads` threads, outputs on storage
+// from `pool` where it has some.
 std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& inputs, const PreparedKernel* prepared,
-                             int threads);
+                             int threads, BufferPool* pool = nullptr);
 
 // Checks the given inputs against a model's declared inputs: unknown or missing names, dtypes,
 // ranks, fixed dims, and symbolic dims bound consistently across inputs. Throws naming the input.

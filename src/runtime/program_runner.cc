@@ -4,6 +4,7 @@
 
 #include "../kernels/reference/integer/integer_kernels.h"
 #include "../kernels/x86/conv_gemm.h"
+#include "fixpoint/buffer_pool.h"
 #include "fixpoint/cpu_isa.h"
 #include "fixpoint/fixedpoint.h"
 #include "fixpoint/float_kernels.h"
@@ -59,7 +60,10 @@ ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
     bool weighted = op.is<params::Conv>() || op.is<params::MatMul>();
     packed_.push_back(weighted && !op.node.inputs.empty() ? xk::pack_weights(op, q_of(op.node.inputs[0]).type, selected_isa())
                                                           : nullptr);
+    for (const auto& in : op.node.inputs)
+      if (!in.empty()) ++readers_[in];
   }
+  for (const auto& vi : prog_.outputs) readers_[vi.name] = INT32_MAX;  // kept to the end
 }
 
 int64_t ProgramRunner::index_of(const QOp& op) const {
@@ -76,9 +80,10 @@ QParams ProgramRunner::q_of(const std::string& t) const {
   return it == prog_.tensors.end() ? QParams{} : it->second;
 }
 
-std::vector<Tensor> ProgramRunner::run_op(const QOp& op, const std::map<std::string, Tensor>& values) const {
+std::vector<Tensor> ProgramRunner::run_op(const QOp& op, const std::map<std::string, Tensor>& values,
+                                          BufferPool* pool) const {
   try {
-    return run_op_unlabeled(op, values);
+    return run_op_unlabeled(op, values, pool);
   } catch (const Error& e) {
     std::string msg = e.what();
     if (msg.find(op.node.label()) == std::string::npos) fail(op.node.label(), ": ", msg);
@@ -86,7 +91,8 @@ std::vector<Tensor> ProgramRunner::run_op(const QOp& op, const std::map<std::str
   }
 }
 
-std::vector<Tensor> ProgramRunner::run_op_unlabeled(const QOp& op, const std::map<std::string, Tensor>& values) const {
+std::vector<Tensor> ProgramRunner::run_op_unlabeled(const QOp& op, const std::map<std::string, Tensor>& values,
+                                                    BufferPool* pool) const {
   std::vector<const Tensor*> ins;
   std::vector<Tensor> deq;  // float copies for fallback ops
   deq.reserve(op.node.inputs.size());
@@ -116,7 +122,7 @@ std::vector<Tensor> ProgramRunner::run_op_unlabeled(const QOp& op, const std::ma
     // The prepared kernel of this program's op (callers may also pass ops of their own).
     int64_t i = index_of(op);
     const PreparedKernel* fast = i >= 0 ? float_kernels_[static_cast<size_t>(i)].get() : nullptr;
-    outs = run_node(op.node, ins, fast, threads_);
+    outs = run_node(op.node, ins, fast, threads_, pool);
     if (op.is<params::Float>())
       for (size_t i = 0; i < outs.size(); ++i) {
         QParams q = q_of(op.node.outputs[i]);
@@ -125,7 +131,7 @@ std::vector<Tensor> ProgramRunner::run_op_unlabeled(const QOp& op, const std::ma
       }
   } else {
     outs.resize(op.node.outputs.size());
-    qref::QContext ctx{op, ins, {}, {}, outs, threads_};
+    qref::QContext ctx{op, ins, {}, {}, outs, threads_, pool};
     for (const auto& in : op.node.inputs) ctx.in_q.push_back(q_of(in));
     for (const auto& o : op.node.outputs) ctx.out_q.push_back(q_of(o));
     int64_t i = index_of(op);
@@ -162,11 +168,42 @@ ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs,
     values[vi.name] = q.is_float() ? t : quantize_tensor(t, q);
   }
   for (const auto& [name, t] : prog_.float_constants) values[name] = t;
+  std::unique_ptr<BufferPool> pool;
+  {
+    std::lock_guard<std::mutex> lock(pools_mu_);
+    if (!pools_.empty()) {
+      pool = std::move(pools_.back());
+      pools_.pop_back();
+    }
+  }
+  if (!pool) pool = std::make_unique<BufferPool>();
+  std::map<std::string, int> readers = readers_;
+  size_t live = 0, peak = 0;
   for (const auto& op : prog_.ops) {
-    std::vector<Tensor> outs = run_op(op, values);
+    std::vector<Tensor> outs = run_op(op, values, pool.get());
     if (on_op) on_op(op, outs);
-    for (size_t i = 0; i < outs.size(); ++i)
-      if (!op.node.outputs[i].empty()) values[op.node.outputs[i]] = std::move(outs[i]);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (op.node.outputs[i].empty()) continue;
+      live += outs[i].capacity_bytes();
+      values[op.node.outputs[i]] = std::move(outs[i]);
+    }
+    peak = std::max(peak, live);
+    // Tensors whose last reader this op was give their storage back (unless the caller's, a
+    // constant, or shared with a view that lives on).
+    for (const auto& in : op.node.inputs) {
+      auto r = readers.find(in);
+      if (in.empty() || r == readers.end() || --r->second > 0 || prog_.float_constants.count(in)) continue;
+      auto it = values.find(in);
+      if (it == values.end()) continue;
+      live -= std::min(live, it->second.capacity_bytes());
+      pool->give(it->second.release_storage());
+      values.erase(it);
+    }
+  }
+  peak_bytes_ = peak;
+  {
+    std::lock_guard<std::mutex> lock(pools_mu_);
+    pools_.push_back(std::move(pool));
   }
   ProgramOutputs r;
   for (const auto& vi : prog_.outputs) {

@@ -2,30 +2,10 @@
 #include <cstring>
 #include <set>
 
+#include "fixpoint/buffer_pool.h"
 #include "fixpoint/runtime.h"
 
 namespace fixpoint {
-
-// Free storage of dead tensors, reused for new outputs (best fit by capacity).
-class BufferPool {
- public:
-  std::shared_ptr<std::vector<uint64_t>> take(size_t bytes) {
-    size_t words = (bytes + 7) / 8;
-    auto it = free_.lower_bound(words);
-    // Do not hand out a buffer more than 4x too large; allocate fresh instead.
-    if (it == free_.end() || it->first > 4 * words + 64) return nullptr;
-    auto buf = std::move(it->second);
-    free_.erase(it);
-    return buf;
-  }
-  void give(std::shared_ptr<std::vector<uint64_t>> buf) {
-    if (buf && buf.use_count() == 1 && !buf->empty()) free_.emplace(buf->size(), std::move(buf));
-  }
-  void clear() { free_.clear(); }
-
- private:
-  std::multimap<size_t, std::shared_ptr<std::vector<uint64_t>>> free_;
-};
 
 const Tensor& KernelContext::in(size_t i) const {
   const Tensor* t = input(i);
@@ -35,17 +15,7 @@ const Tensor& KernelContext::in(size_t i) const {
 
 Tensor& KernelContext::output(size_t i, DType dtype, const Shape& shape, bool zero_fill) {
   FP_CHECK(i < outputs_.size(), node.label(), ": kernel writes output ", i, " but the node has ", outputs_.size());
-  std::shared_ptr<std::vector<uint64_t>> buf;
-  if (pool_ && dtype != DType::String) {
-    size_t bytes = static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype);
-    buf = pool_->take(bytes);
-    if (buf) {
-      outputs_[i] = Tensor::adopt(dtype, shape, std::move(buf));
-      if (zero_fill && outputs_[i].nbytes()) std::memset(outputs_[i].raw(), 0, outputs_[i].nbytes());
-      return outputs_[i];
-    }
-  }
-  outputs_[i] = Tensor(dtype, shape);
+  outputs_[i] = pool_ ? pool_->make(dtype, shape, zero_fill) : Tensor(dtype, shape);
   return outputs_[i];
 }
 
@@ -97,11 +67,11 @@ std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>&
 }
 
 std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& inputs, const PreparedKernel* prepared,
-                             int threads) {
+                             int threads, BufferPool* pool) {
   KernelFn fn = KernelRegistry::reference().find(node.op_type, node.domain);
   FP_CHECK(fn, node.label(), ": op '", node.op_type, "' is not supported");
   std::vector<Tensor> outs(node.outputs.size());
-  invoke(fn, node, inputs, outs, nullptr, prepared, threads);
+  invoke(fn, node, inputs, outs, pool, prepared, threads);
   return outs;
 }
 
@@ -204,7 +174,6 @@ std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>&
     FP_CHECK(it != values.end(), "graph output '", out.name, "' was not computed");
     result[out.name] = it->second;
   }
-  pool_->clear();
   return result;
 }
 

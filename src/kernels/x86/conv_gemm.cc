@@ -22,14 +22,25 @@ int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 // Codes minus the zero point, as V: int16 for 8-bit codes (|q - z| <= 255), int32 for 16-bit
 // codes (|q - z| <= 65535).
-template <typename V = int16_t>
-std::vector<V> centered_codes(const Tensor& t, int64_t zero_point) {
-  std::vector<V> v(static_cast<size_t>(t.numel()));
+template <typename V>
+void center_codes(const Tensor& t, int64_t zero_point, V* v) {
   qref::visit_int(t.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* p = t.data<T>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<V>(p[i] - zero_point);
+    for (int64_t i = 0; i < t.numel(); ++i) v[i] = static_cast<V>(p[i] - zero_point);
   });
+}
+template <typename V = int16_t>
+std::vector<V> centered_codes(const Tensor& t, int64_t zero_point) {
+  std::vector<V> v(static_cast<size_t>(t.numel()));
+  center_codes(t, zero_point, v.data());
+  return v;
+}
+// The same on scratch storage from the run's pool (whole-layer copies reused from run to run).
+template <typename V = int16_t>
+Scratch<V> centered_scratch(const qref::QContext& c, const Tensor& t, int64_t zero_point) {
+  Scratch<V> v(c.pool, static_cast<size_t>(t.numel()));
+  center_codes(t, zero_point, v.data());
   return v;
 }
 
@@ -338,7 +349,7 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
   int64_t N = geo.N, M = geo.M, group = geo.group, cg = geo.cg, mg = geo.mg;
   const ref::Window& w3 = geo.w3;
   const Shape &in = w3.in, &out = w3.out, &k = w3.kernel, &s = w3.stride, &p = w3.pad_begin;
-  Tensor& y = c.output(0, geo.out_shape);
+  Tensor& y = c.output(0, geo.out_shape, false);  // every path below writes every element
   int64_t in_plane = geo.in_plane, out_plane = geo.out_plane, ks = geo.ks;
   int64_t K = cg * ks, Kp = pw.Kp;
   FP_CHECK(K == pw.K && M == pw.rows, op.node.label(), ": packed weights do not fit the layer");
@@ -409,9 +420,9 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
         });
       };
       if (!pw.split_x && !pw.split_w) {
-        depthwise(centered_codes(x, zp).data(), pw.w16[0].data(), int32_t{0});
+        depthwise(centered_scratch(c, x, zp).data(), pw.w16[0].data(), int32_t{0});
       } else {
-        depthwise(centered_codes<int32_t>(x, zp).data(), pw.w16[0].data(), int64_t{0});
+        depthwise(centered_scratch<int32_t>(c, x, zp).data(), pw.w16[0].data(), int64_t{0});
       }
       return;
     }
@@ -480,7 +491,7 @@ void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   Shape ws = {x.dim(1), p.mg};
   for (int64_t v : p.kernel_shape.to_i64_vector()) ws.push_back(v);
   ref::TransposeWindow t = ref::conv_transpose_window(op.node, x.shape(), ws);
-  Tensor& y = c.output(0, t.out_shape);
+  Tensor& y = c.output(0, t.out_shape, false);  // col2im writes every element
   qref::ChannelRequant rq(c);
   const Shape &in = t.in, &out = t.out, &k = t.k, &s = t.s, &d = t.d, &pb = t.pb;
   int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2], ks = k[0] * k[1] * k[2];
@@ -492,8 +503,8 @@ void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   for (int64_t m = 0; m < t.M; ++m)
     for (int64_t ci = 0; ci < t.cg; ++ci)
       for (int64_t kk = 0; kk < ks; ++kk) a[((m / t.mg) * rows + (m % t.mg) * ks + kk) * Kp + ci] = pw[m * t.cg * ks + ci * ks + kk];
-  std::vector<int16_t> xq = centered_codes(x, c.in_q[0].zero_point);
-  std::vector<int32_t> cols(static_cast<size_t>(t.N * groups * rows * in_plane));
+  Scratch<int16_t> xq = centered_scratch(c, x, c.in_q[0].zero_point);
+  Scratch<int32_t> cols(c.pool, static_cast<size_t>(t.N * groups * rows * in_plane));
   int64_t chunks = (in_plane + kPatchChunk - 1) / kPatchChunk;
   parallel_for(t.N * groups * chunks, c.threads, [&](int64_t task) {
     int64_t b = task / (groups * chunks), g = task / chunks % groups, p0 = task % chunks * kPatchChunk;
@@ -546,7 +557,7 @@ void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
            " columns");
   Shape ys = x.shape();
   ys.back() = N;
-  Tensor& y = c.output(0, ys);
+  Tensor& y = c.output(0, ys, false);  // store() writes every element
   qref::ChannelRequant rq(c);
   int64_t zp = c.in_q[0].zero_point;
   int64_t rows = x.numel() / std::max<int64_t>(K, 1);
@@ -637,6 +648,7 @@ qref::QKernelFn find_runtime_kernel(const std::string& kind) {
     if (kind == "addsub") return or_reference<addsub_fast>;
     if (kind == "mul") return or_reference<mul_fast>;
     if (kind == "lut") return or_reference<lut_fast>;
+    if (kind == "avgpool") return or_reference<global_avgpool_fast>;
   }
   return qref::find_integer_kernel(kind);
 }

@@ -18,7 +18,6 @@
 #include <emmintrin.h>  // SSE2 (x86-64 baseline): the quad interleave
 
 #include <cstring>
-#include <memory>
 
 #include "../reference/common.h"
 #include "conv_epilogue.h"
@@ -144,7 +143,7 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
            op.node.label(), ": packed weights do not fit the layer");
   const int64_t N = geo.N, M = geo.M, group = geo.group, mg = geo.mg, OH = geo.w3.out[1], OW = geo.w3.out[2];
   const int64_t Kp = pw.Kp, CQ = ceil_div(geo.cg, 4);
-  Tensor& y = c.output(0, geo.out_shape);
+  Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
   QuadPlanes qp(geo, CQ);
   const int64_t P = OH * qp.Wq;
   bool int8 = x.dtype() == DType::Int8;
@@ -154,9 +153,9 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
 
   // The phase planes of every (batch row, group); their slack zeroed (read only for dropped outputs).
   const int64_t bg_bytes = qp.words * 4;
-  std::unique_ptr<uint8_t[]> planes(new uint8_t[static_cast<size_t>(N * group * bg_bytes)]);
+  Scratch<uint8_t> planes(c.pool, static_cast<size_t>(N * group * bg_bytes));
   for (int64_t bg = 0; bg < N * group; ++bg) {
-    uint8_t* d = planes.get() + bg * bg_bytes;
+    uint8_t* d = planes.data() + bg * bg_bytes;
     fill_quad_planes(geo, qp, xb, flip, static_cast<uint8_t>(zu), bg / group, bg % group, d, c.threads);
     int64_t used = qp.sy * qp.sx * CQ * qp.plane * 4;
     std::memset(d + used, 0, static_cast<size_t>(bg_bytes - used));
@@ -178,7 +177,7 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
       int64_t b = bg / group, g = bg % group, p0 = chunk * kPositions;
       int64_t nq = std::min(kPositions, P - p0), np = ceil_div(nq, kern.n_align) * kern.n_align;
       int64_t rows = std::min(mb, mg - m0);
-      const uint8_t* base = planes.get() + bg * bg_bytes + p0 * 4;
+      const uint8_t* base = planes.data() + bg * bg_bytes + p0 * 4;
       std::vector<const uint8_t*> bq(static_cast<size_t>(kq));
       for (int64_t i = 0; i < kq; ++i) bq[static_cast<size_t>(i)] = base + qp.k_off[static_cast<size_t>(i)] * 4;
       std::vector<int32_t> acc(static_cast<size_t>(rows * np));

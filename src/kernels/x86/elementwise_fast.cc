@@ -7,6 +7,8 @@
 #include <algorithm>
 
 #include "../reference/common.h"
+#include "addsub_row.h"
+#include "fixpoint/cpu_isa.h"
 #include "fixpoint/parallel.h"
 
 namespace fixpoint::xk {
@@ -47,9 +49,18 @@ bool block_broadcast(const Shape& out, const Shape& b, int64_t* inner, int64_t* 
 
 // The binary kernels' shared frame: one operand has the output's shape, the other is a block
 // broadcast (either way round: f keeps the operands' order); calls f(q_a - z_a, q_b - z_b) for
-// each output and stores its code.
-template <typename F>
-bool binary_narrow(qref::QContext& c, F&& f) {
+// each output and stores its code. `row(full, part, part_steps, y, count, full_is_a)` may do a
+// contiguous run first (part_steps: the part operand advances with the output, else one code
+// for the run) and returns how many outputs it wrote; f does the rest.
+struct NoRow {
+  template <typename A, typename B, typename Y>
+  int64_t operator()(const A*, const B*, bool, Y*, int64_t, bool) const {
+    return 0;
+  }
+};
+
+template <typename F, typename R = NoRow>
+bool binary_narrow(qref::QContext& c, F&& f, R&& row = R{}) {
   const Tensor &a = *c.in[0], &b = *c.in[1];
   if (!narrow(a.dtype()) || !narrow(b.dtype()) || !narrow(c.out_q[0].type)) return false;
   Shape ys = ref::broadcast(a.shape(), b.shape(), c.op.node);
@@ -57,7 +68,7 @@ bool binary_narrow(qref::QContext& c, F&& f) {
   bool a_full = ys == a.shape() && block_broadcast(ys, b.shape(), &inner, &span);
   if (!a_full && !(ys == b.shape() && block_broadcast(ys, a.shape(), &inner, &span))) return false;
   const Tensor &full = a_full ? a : b, &part = a_full ? b : a;
-  Tensor& y = c.output(0, ys);
+  Tensor& y = c.output(0, ys, false);  // every element is written below
   int64_t zf = c.in_q[a_full ? 0 : 1].zero_point, zp = c.in_q[a_full ? 1 : 0].zero_point, n = y.numel();
   // f in the operands' order, from (full, part) values
   auto g = [&](int64_t vf, int64_t vp) { return a_full ? f(vf, vp) : f(vp, vf); };
@@ -72,18 +83,21 @@ bool binary_narrow(qref::QContext& c, F&& f) {
         Y* py = y.data<Y>();
         // Outputs [lo, hi): b's element for output o is (o / inner) % span.
         auto range = [&](int64_t lo, int64_t hi) {
-          if (inner == 1) {  // the broadcast operand varies with every element
-            int64_t j = lo % span;
-            for (int64_t o = lo; o < hi; ++o) {
-              py[o] = static_cast<Y>(g(static_cast<int64_t>(pa[o]) - zf, static_cast<int64_t>(pb[j]) - zp));
-              if (++j == span) j = 0;
+          if (inner == 1) {  // the broadcast operand varies with every element: runs up to span
+            for (int64_t o0 = lo; o0 < hi;) {
+              int64_t j = o0 % span, end = std::min(hi, o0 + span - j);
+              int64_t o = o0 + row(pa + o0, pb + j, true, py + o0, end - o0, a_full);
+              for (j += o - o0; o < end; ++o, ++j)
+                py[o] = static_cast<Y>(g(static_cast<int64_t>(pa[o]) - zf, static_cast<int64_t>(pb[j]) - zp));
+              o0 = end;
             }
             return;
           }
           for (int64_t o0 = lo; o0 < hi;) {
             int64_t blk = o0 / inner, end = std::min(hi, (blk + 1) * inner);
+            int64_t o = o0 + row(pa + o0, pb + blk % span, false, py + o0, end - o0, a_full);
             int64_t bv = static_cast<int64_t>(pb[blk % span]) - zp;
-            for (int64_t o = o0; o < end; ++o) py[o] = static_cast<Y>(g(static_cast<int64_t>(pa[o]) - zf, bv));
+            for (; o < end; ++o) py[o] = static_cast<Y>(g(static_cast<int64_t>(pa[o]) - zf, bv));
             o0 = end;
           }
         };
@@ -112,7 +126,23 @@ bool addsub_fast(qref::QContext& c) {
   if (bound >= (static_cast<__int128>(1) << 62)) return false;
   fx::Range r = qref::clamp_range(p);
   int64_t zy = c.out_q[0].zero_point;
-  return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::sat(fx::rsh(a * A + b * B, L) + zy, r); });
+  // AVX2 rows (addsub_row.h): its conditions on top of the bound above.
+  auto fits32 = [](int64_t v) { return v > INT32_MIN && v <= INT32_MAX; };
+  bool vec = (selected_isa() == "avx2" || selected_isa() == "avx512vnni") && L <= 61 &&
+             bound < (static_cast<__int128>(1) << 61) && std::abs(A) < (int64_t{1} << 55) &&
+             std::abs(B) < (int64_t{1} << 55) && fits32(r.lo - zy) && fits32(r.hi - zy) && fits32(zy);
+  auto row = [&](const auto* pf, const auto* pp, bool steps, auto* py, int64_t count, bool full_is_a) -> int64_t {
+    using F = std::remove_cv_t<std::remove_pointer_t<decltype(pf)>>;
+    using P = std::remove_cv_t<std::remove_pointer_t<decltype(pp)>>;
+    using Y = std::remove_pointer_t<decltype(py)>;
+    if (!vec) return 0;
+    int64_t zf = c.in_q[full_is_a ? 0 : 1].zero_point, zp = c.in_q[full_is_a ? 1 : 0].zero_point;
+    AddSubOperand of{pf, sizeof(F), std::is_signed_v<F>, static_cast<int32_t>(zf), full_is_a ? A : B, true};
+    AddSubOperand op{pp, sizeof(P), std::is_signed_v<P>, static_cast<int32_t>(zp), full_is_a ? B : A, steps};
+    return addsub_row_avx2(of, op, py, sizeof(Y), count, L, static_cast<int32_t>(r.lo - zy), static_cast<int32_t>(r.hi - zy),
+                           static_cast<int32_t>(zy));
+  };
+  return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::sat(fx::rsh(a * A + b * B, L) + zy, r); }, row);
 }
 
 bool mul_fast(qref::QContext& c) {
@@ -133,7 +163,7 @@ bool lut_fast(qref::QContext& c) {
   const Tensor& tab = p.table;
   // Tables hold output codes (int32 in artifacts written before session 4).
   if (!narrow(x.dtype()) || (tab.dtype() != c.out_q[0].type && tab.dtype() != DType::Int32)) return false;
-  Tensor& y = c.output(0, x.shape());
+  Tensor& y = c.output(0, x.shape(), false);  // every element is looked up
   int64_t lo = p.in_lo;
   qref::visit_int(x.dtype(), [&](auto tx) {
     qref::visit_int(y.dtype(), [&](auto ty) {

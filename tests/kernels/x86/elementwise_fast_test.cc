@@ -5,6 +5,8 @@
 
 #include <random>
 
+#include "fixpoint/cpu_isa.h"
+#include "kernels/x86/addsub_row.h"
 #include "kernels/x86/elementwise_fast.h"
 #include "integer_layer_cases.h"
 
@@ -148,6 +150,87 @@ TEST(ElementwiseFast, TableLookupMatchesTheReference) {
     qref::find_integer_kernel("lut")(rc);
     ASSERT_TRUE(xk::lut_fast(fc));
     expect_same(want[0], got[0], cat("lut seed=", seed));
+  }
+}
+
+// The AVX2 row of (17) on its own, with coefficients up to 2^54 (an 8-bit operand beside a
+// 16-bit one) and L set so that outputs land inside the code range (a saturated output hides
+// errors): every (operand, output) width and signedness, broadcast rows, zero points.
+TEST(ElementwiseFast, AddSubRowMatchesTheFormulaOnLargeCoefficients) {
+  if (!cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
+  for (uint32_t seed = 0; seed < 400; ++seed) {
+    std::mt19937_64 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    int64_t count = pick(8, 70);
+    struct Op {
+      std::vector<uint8_t> bytes;
+      xk::AddSubOperand o;
+      std::vector<int64_t> v;  // q - z per output
+    } ops[2];
+    for (auto& op : ops) {
+      int w = pick(1, 2);
+      bool sgn = pick(0, 1), step = pick(0, 3) != 0;
+      int64_t lo = sgn ? -(int64_t{1} << (8 * w - 1)) : 0, hi = sgn ? (int64_t{1} << (8 * w - 1)) - 1 : (int64_t{1} << (8 * w)) - 1;
+      int64_t z = sgn ? pick(-3, 3) : pick(0, hi);
+      int64_t coef = pick(-(int64_t{1} << pick(2, 54 - 8 * w)), int64_t{1} << pick(2, 54 - 8 * w));
+      op.bytes.resize(static_cast<size_t>(count * w));
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t q = step || i == 0 ? pick(lo, hi) : op.v[0] + z;
+        for (int k = 0; k < w; ++k) op.bytes[static_cast<size_t>(i * w + k)] = static_cast<uint8_t>(q >> (8 * k));
+        op.v.push_back(q - z);
+      }
+      op.o = {op.bytes.data(), w, sgn, static_cast<int32_t>(z), coef, step};
+    }
+    int yb = pick(1, 2);
+    bool ysgn = pick(0, 1);
+    int64_t ylo = ysgn ? -(int64_t{1} << (8 * yb - 1)) : 0, yhi = ysgn ? (int64_t{1} << (8 * yb - 1)) - 1 : (int64_t{1} << (8 * yb)) - 1;
+    int64_t zy = ysgn ? 0 : pick(0, yhi / 2);
+    __int128 bound = 0;
+    for (auto& op : ops) bound += static_cast<__int128>(std::abs(op.o.coef)) << (8 * op.o.bytes);
+    int L = 1;
+    while ((bound >> L) > (yhi - ylo) / 2 && L < 61) ++L;  // outputs mostly inside the range
+    std::vector<uint8_t> y(static_cast<size_t>(count * yb));
+    int64_t done = xk::addsub_row_avx2(ops[0].o, ops[1].o, y.data(), yb, count, L, static_cast<int32_t>(ylo - zy),
+                                       static_cast<int32_t>(yhi - zy), static_cast<int32_t>(zy));
+    ASSERT_EQ(done, count / 8 * 8);
+    for (int64_t i = 0; i < done; ++i) {
+      int64_t s = ops[0].v[static_cast<size_t>(ops[0].o.step ? i : 0)] * ops[0].o.coef +
+                  ops[1].v[static_cast<size_t>(ops[1].o.step ? i : 0)] * ops[1].o.coef;
+      int64_t want = fx::sat(fx::rsh(s, L) + zy, {ylo, yhi});
+      int64_t got = yb == 1 ? (ysgn ? int64_t{int8_t(y[i])} : int64_t{y[i]})
+                            : (ysgn ? int64_t{int16_t(y[2 * i] | y[2 * i + 1] << 8)} : int64_t{uint16_t(y[2 * i] | y[2 * i + 1] << 8)});
+      ASSERT_EQ(want, got) << "seed=" << seed << " i=" << i << " L=" << L;
+    }
+  }
+}
+
+// GlobalAveragePool (global_avgpool_fast.cc): 8/16-bit codes, zero points, 3-D to 5-D inputs,
+// planes of 1 to 4000 cells, at 1-3 threads.
+TEST(ElementwiseFast, GlobalAveragePoolMatchesTheReference) {
+  for (uint32_t seed = 0; seed < 60; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    test::Case c;
+    Shape s = {pick(1, 2), pick(1, 9)};
+    // Mostly small planes (a sum off by one then changes codes), some of thousands of cells.
+    bool large = seed % 4 == 0;
+    for (int64_t d = 0, rank = pick(1, 3); d < rank; ++d) s.push_back(pick(1, rank == 1 ? (large ? 4000 : 30) : large ? 40 : 4));
+    test::set_input(c, s, rng, true);
+    test::set_output(c, rng, true);
+    c.op.node = test::make_node("GlobalAveragePool", {"x"}, {"y"}, cat("gap_seed_", seed));
+    params::AvgPool p;
+    p.m = pick(int64_t{1} << 29, (int64_t{1} << 31) - 1);
+    p.n = pick(28, 33);  // M = m 2^-n near 1: the compiler's range for similar input and output scales
+    c.op.params = p;
+    std::vector<Tensor> want(1);
+    qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1};
+    qref::find_integer_kernel("avgpool")(rc);
+    for (int threads : {1, 2, 3}) {
+      std::vector<Tensor> got(1);
+      qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
+      ASSERT_TRUE(xk::global_avgpool_fast(fc));
+      expect_same(want[0], got[0], cat("gap seed=", seed, " ", shape_str(s), " threads=", threads));
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <vector>
 
+#include "fixpoint/buffer_pool.h"
 #include "fixpoint/fixedpoint.h"
 #include "fixpoint/program.h"
 
@@ -14,7 +15,11 @@ struct QContext {
   std::vector<QParams> in_q, out_q;
   std::vector<Tensor>& out;
   int threads = 1;  // kernels may split independent output channels/rows across threads
-  Tensor& output(size_t i, const Shape& s) { return out.at(i) = Tensor(out_q.at(i).type, s); }
+  BufferPool* pool = nullptr;  // storage of dead tensors for the outputs (the runtime's)
+  // Output i, zero-filled unless the kernel says it writes every element (zero_fill = false).
+  Tensor& output(size_t i, const Shape& s, bool zero_fill = true) {
+    return out.at(i) = pool ? pool->make(out_q.at(i).type, s, zero_fill) : Tensor(out_q.at(i).type, s);
+  }
 };
 
 // A Clamp's [lo, hi] as a code range.

@@ -1,0 +1,79 @@
+// fixpoint: storage of dead tensors kept for new outputs, so a run allocates (and the OS maps
+// and zeroes pages) only where no freed buffer fits: the runtimes' buffer plan.
+#pragma once
+#include <cstring>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "fixpoint/tensor.h"
+
+namespace fixpoint {
+
+class BufferPool {
+ public:
+  // A buffer of at least `bytes` (best fit; never more than 4x too large), or null.
+  std::shared_ptr<std::vector<uint64_t>> take(size_t bytes) {
+    size_t words = (bytes + 7) / 8;
+    auto it = free_.lower_bound(words);
+    if (it == free_.end() || it->first > 4 * words + 64) return nullptr;
+    auto buf = std::move(it->second);
+    free_.erase(it);
+    bytes_ -= buf->size() * 8;
+    return buf;
+  }
+  // Keeps `buf` if nothing else holds it.
+  void give(std::shared_ptr<std::vector<uint64_t>> buf) {
+    if (!buf || buf.use_count() != 1 || buf->empty()) return;
+    bytes_ += buf->size() * 8;
+    free_.emplace(buf->size(), std::move(buf));
+  }
+  // A tensor on pooled storage when one fits (contents undefined unless zero_fill), else new
+  // zeroed storage.
+  Tensor make(DType dtype, const Shape& shape, bool zero_fill) {
+    if (dtype != DType::String) {
+      auto buf = take(static_cast<size_t>(shape_numel(shape)) * dtype_size(dtype));
+      if (buf) {
+        Tensor t = Tensor::adopt(dtype, shape, std::move(buf));
+        if (zero_fill && t.nbytes()) std::memset(t.raw(), 0, t.nbytes());
+        return t;
+      }
+    }
+    return Tensor(dtype, shape);
+  }
+  size_t free_bytes() const { return bytes_; }
+  void clear() {
+    free_.clear();
+    bytes_ = 0;
+  }
+
+ private:
+  std::multimap<size_t, std::shared_ptr<std::vector<uint64_t>>> free_;
+  size_t bytes_ = 0;
+};
+
+// Scratch storage for n elements of T, taken from `pool` (null: allocated) and given back to it
+// when done, so a kernel's whole-layer temporaries are reused from run to run. Contents
+// undefined. Not thread-safe: make and drop it on the thread that runs the op.
+template <typename T>
+class Scratch {
+ public:
+  Scratch(BufferPool* pool, size_t n) : pool_(pool) {
+    size_t bytes = n * sizeof(T);
+    if (pool_) buf_ = pool_->take(bytes);
+    if (!buf_) buf_ = std::make_shared<std::vector<uint64_t>>((bytes + 7) / 8);
+  }
+  ~Scratch() {
+    if (pool_ && buf_) pool_->give(std::move(buf_));
+  }
+  Scratch(Scratch&& o) noexcept : pool_(o.pool_), buf_(std::move(o.buf_)) { o.pool_ = nullptr; }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  T* data() { return reinterpret_cast<T*>(buf_->data()); }
+
+ private:
+  BufferPool* pool_;
+  std::shared_ptr<std::vector<uint64_t>> buf_;
+};
+
+}  // namespace fixpoint

@@ -1,0 +1,26 @@
+// (17) on rows of 8- or 16-bit codes, vectorized: the Add/Sub fast path's inner loop
+// (elementwise_fast.cc), bit-identical to fx::sat(fx::rsh(a A + b B, L) + z_y) where its
+// conditions hold. Plain integer arguments: the ISA translation unit includes no inline code
+// shared with other units.
+#pragma once
+#include <cstdint>
+
+namespace fixpoint::xk {
+
+// Codes of one operand: 8- or 16-bit (bytes), signed or not, its zero point and coefficient.
+struct AddSubOperand {
+  const void* codes;
+  int bytes;
+  bool is_signed;
+  int32_t zero_point;
+  int64_t coef;  // A or B (with Sub's sign), |coef| < 2^55
+  bool step;     // false: one code for the whole row (a broadcast operand)
+};
+
+// y[i] = SAT_[lo_z, hi_z](RSH((a_i - z_a) A + (b_i - z_b) B, L)) + z_y for i < count rounded down
+// to a multiple of 8; returns how many it did. Requires 1 <= L <= 61, |a - z_a| |A| +
+// |b - z_b| |B| < 2^61, lo_z = lo - z_y and hi_z = hi - z_y; y of y_bytes (1 or 2) per code.
+int64_t addsub_row_avx2(const AddSubOperand& a, const AddSubOperand& b, void* y, int y_bytes, int64_t count, int L,
+                        int32_t lo_z, int32_t hi_z, int32_t zy);
+
+}  // namespace fixpoint::xk
