@@ -141,12 +141,35 @@ void resize_impl(KernelContext& c, const ResizePlan& plan) {
     const char* px = static_cast<const char*>(x.raw());
     char* py = static_cast<char*>(y.raw());
     int64_t last = sizes[r - 1];
+    std::vector<int64_t> col(static_cast<size_t>(last));  // input offset of each output column
+    for (int64_t j = 0; j < last; ++j) col[static_cast<size_t>(j)] = taps[r - 1][j][0].index * xst[r - 1];
+    // One output row from the input row at `base`, in the element's own type (no call per element).
+    auto gather = [&](auto tag, int64_t base, int64_t o) {
+      using E = decltype(tag);
+      const E* src = reinterpret_cast<const E*>(px) + base;
+      E* dst = reinterpret_cast<E*>(py) + o;
+      for (int64_t j = 0; j < last; ++j) dst[j] = src[col[static_cast<size_t>(j)]];
+    };
     std::vector<int64_t> idx(r, 0);
+    int64_t prev = -1;
     for (int64_t o = 0; o < y.numel(); o += last) {
       int64_t base = 0;
       for (int64_t d = 0; d < r - 1; ++d) base += taps[d][idx[d]][0].index * xst[d];
-      for (int64_t j = 0; j < last; ++j)
-        std::memcpy(py + (o + j) * es, px + (base + taps[r - 1][j][0].index * xst[r - 1]) * es, es);
+      if (base == prev) {  // the same input row as the row before (upsampling): copy that row
+        std::memcpy(py + o * es, py + (o - last) * es, static_cast<size_t>(last) * es);
+      } else if (es == 1) {
+        gather(uint8_t{}, base, o);
+      } else if (es == 2) {
+        gather(uint16_t{}, base, o);
+      } else if (es == 4) {
+        gather(uint32_t{}, base, o);
+      } else if (es == 8) {
+        gather(uint64_t{}, base, o);
+      } else {
+        for (int64_t j = 0; j < last; ++j)
+          std::memcpy(py + (o + j) * es, px + (base + col[static_cast<size_t>(j)]) * es, es);
+      }
+      prev = base;
       for (int64_t d = r - 2; d >= 0; --d) {
         if (++idx[d] < sizes[d]) break;
         idx[d] = 0;
