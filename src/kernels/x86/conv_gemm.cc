@@ -10,6 +10,7 @@
 #include "../reference/common.h"
 #include "conv_epilogue.h"
 #include "elementwise_fast.h"
+#include "task_buffer.h"
 #include "fixpoint/cpu_isa.h"
 #include "fixpoint/parallel.h"
 
@@ -114,8 +115,8 @@ std::vector<std::vector<int16_t>> activation_planes(const Tensor& x, int64_t zer
 }
 
 // acc64 += sum32 * 2^(8 (i + j)) for the byte planes (i, j) of one GEMM.
-void add_plane_sum(std::vector<int64_t>& acc64, const std::vector<int32_t>& sum, int shift) {
-  for (size_t e = 0; e < sum.size(); ++e) acc64[e] += static_cast<int64_t>(sum[e]) * (int64_t{1} << shift);
+void add_plane_sum(int64_t* acc64, const int32_t* sum, int64_t n, int shift) {
+  for (int64_t e = 0; e < n; ++e) acc64[e] += static_cast<int64_t>(sum[e]) * (int64_t{1} << shift);
 }
 
 // The u8 x s8 GEMM's operands (gemm_u8s8.h): 8-bit codes shifted into [0, 255] (int8 codes
@@ -373,16 +374,16 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
         parallel_for(N * M, c.threads, [&](int64_t bm) {
           int64_t m = bm % M;
           const X* xp = xc + bm * in_plane;
-          std::vector<Acc> acc(static_cast<size_t>(out_plane), 0);
+          Acc* acc = task_buffer<Acc, __LINE__>(static_cast<size_t>(out_plane), Acc{0});
           // Stride 2 along rows: the plane's even and odd columns as two planes, so that every
           // tap reads a contiguous run (input column 2 ow + off is column ow + floor(off / 2) of
           // the plane of off's parity) and the loop below vectorizes.
-          std::vector<X> parity;
+          X* parity = nullptr;
           if (s[2] == 2) {
-            parity.assign(static_cast<size_t>(2 * rows * half_w), 0);
+            parity = task_buffer<X, __LINE__>(static_cast<size_t>(2 * rows * half_w), X{0});
             for (int64_t r = 0; r < rows; ++r) {
               const X* xr = xp + r * in[2];
-              X *even = parity.data() + r * half_w, *odd = even + rows * half_w;
+              X *even = parity + r * half_w, *odd = even + rows * half_w;
               for (int64_t j = 0; j < in[2] / 2; ++j) {
                 even[j] = xr[2 * j];
                 odd[j] = xr[2 * j + 1];
@@ -395,11 +396,11 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
             if (wv == 0) continue;
             int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2];
             ref::for_each_tap_row(w3, kd, kh, kw, [&](int64_t orow, int64_t irow, const ref::ColumnRange& cr) {
-              Acc* arow = acc.data() + orow * out[2];
+              Acc* arow = acc + orow * out[2];
               if (s[2] == 1 || s[2] == 2) {
                 int64_t odd = cr.off & 1;
                 const X* xrow = s[2] == 1 ? xp + irow * in[2] + cr.off
-                                          : parity.data() + (odd * rows + irow) * half_w + (cr.off - odd) / 2;
+                                          : parity + (odd * rows + irow) * half_w + (cr.off - odd) / 2;
                 if constexpr (std::is_same_v<Acc, int32_t> && std::is_same_v<X, int16_t>) {
                   if (pw.depthwise_row && cr.hi > cr.lo) return pw.depthwise_row(arow + cr.lo, xrow + cr.lo, cr.hi - cr.lo, wv);
                 } else if constexpr (std::is_same_v<Acc, int64_t> && std::is_same_v<X, int32_t>) {
@@ -413,7 +414,7 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
             });
           }
           if constexpr (std::is_same_v<Acc, int32_t>) {
-            requant_store(rq, pw.requant, m, acc.data(), out_plane, yp + bm * out_plane);
+            requant_store(rq, pw.requant, m, acc, out_plane, yp + bm * out_plane);
           } else {
             for (int64_t q = 0; q < out_plane; ++q) yp[bm * out_plane + q] = static_cast<T>(rq(rq.bias[m] + acc[q], m));
           }
@@ -435,18 +436,18 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
         int64_t b = task / (group * chunks), g = task / chunks % group, q0 = task % chunks * kPatchChunk;
         int64_t nq = std::min(kPatchChunk, out_plane - q0), np = round_up(nq, kern.n_align);
         PatchLayout lay = kern.quads ? PatchLayout::quads(np) : PatchLayout::rows(Kp);
-        std::vector<uint8_t> patches(static_cast<size_t>(np * Kp), 0);
+        uint8_t* patches = task_buffer<uint8_t, __LINE__>(static_cast<size_t>(np * Kp), uint8_t{0});
         if (kern.quads && !pointwise && geo.w3.stride[2] == 1) {
-          fill_patches_quads_u8(pg, xu.data, static_cast<uint8_t>(xu.zu), b, g, q0, nq, lay, patches.data());
+          fill_patches_quads_u8(pg, xu.data, static_cast<uint8_t>(xu.zu), b, g, q0, nq, lay, patches);
         } else {
-          fill_patches<uint8_t>(pg, xu.data, static_cast<uint8_t>(xu.zu), b, g, q0, nq, lay, pointwise, patches.data());
+          fill_patches<uint8_t>(pg, xu.data, static_cast<uint8_t>(xu.zu), b, g, q0, nq, lay, pointwise, patches);
         }
-        std::vector<int32_t> acc(static_cast<size_t>(mg * np));
-        kern.run({mg, np, Kp, pw.w8.data() + g * mg * Kp, patches.data(), acc.data(), np, 1});
+        int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(mg * np));
+        kern.run({mg, np, Kp, pw.w8.data() + g * mg * Kp, patches, acc, np, 1});
         for (int64_t mi = 0; mi < mg; ++mi) {
           int64_t m = g * mg + mi;
-          remove_zero_point(acc.data() + mi * np, nq, xu.zu, pw.w8_sum[static_cast<size_t>(m)]);
-          requant_store(rq, pw.requant, m, acc.data() + mi * np, nq, yp + (b * M + m) * out_plane + q0);
+          remove_zero_point(acc + mi * np, nq, xu.zu, pw.w8_sum[static_cast<size_t>(m)]);
+          requant_store(rq, pw.requant, m, acc + mi * np, nq, yp + (b * M + m) * out_plane + q0);
         }
       });
       return;
@@ -456,23 +457,23 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
     parallel_for(N * group * chunks, c.threads, [&](int64_t task) {
       int64_t b = task / (group * chunks), g = task / chunks % group, q0 = task % chunks * kPatchChunk;
       int64_t nq = std::min(kPatchChunk, out_plane - q0);
-      std::vector<int16_t> patches(static_cast<size_t>(nq * Kp), 0);
-      std::vector<int32_t> acc(static_cast<size_t>(mg * nq));
+      int16_t* patches = task_buffer<int16_t, __LINE__>(static_cast<size_t>(nq * Kp), int16_t{0});
+      int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(mg * nq));
       if (xs.size() == 1 && pw.w16.size() == 1) {
-        fill_patches<int16_t>(pg, xs[0].data(), 0, b, g, q0, nq, PatchLayout::rows(Kp), pointwise, patches.data());
-        kern.run({mg, nq, Kp, pw.w16[0].data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
+        fill_patches<int16_t>(pg, xs[0].data(), 0, b, g, q0, nq, PatchLayout::rows(Kp), pointwise, patches);
+        kern.run({mg, nq, Kp, pw.w16[0].data() + g * mg * Kp, patches, acc, nq, 1});
         for (int64_t mi = 0; mi < mg; ++mi) {
           int64_t m = g * mg + mi;
-          requant_store(rq, pw.requant, m, acc.data() + mi * nq, nq, yp + (b * M + m) * out_plane + q0);
+          requant_store(rq, pw.requant, m, acc + mi * nq, nq, yp + (b * M + m) * out_plane + q0);
         }
         return;
       }
-      std::vector<int64_t> acc64(static_cast<size_t>(mg * nq), 0);
+      int64_t* acc64 = task_buffer<int64_t, __LINE__>(static_cast<size_t>(mg * nq), int64_t{0});
       for (size_t i = 0; i < xs.size(); ++i) {
-        fill_patches<int16_t>(pg, xs[i].data(), 0, b, g, q0, nq, PatchLayout::rows(Kp), pointwise, patches.data());
+        fill_patches<int16_t>(pg, xs[i].data(), 0, b, g, q0, nq, PatchLayout::rows(Kp), pointwise, patches);
         for (size_t j = 0; j < pw.w16.size(); ++j) {
-          kern.run({mg, nq, Kp, pw.w16[j].data() + g * mg * Kp, patches.data(), acc.data(), nq, 1});
-          add_plane_sum(acc64, acc, static_cast<int>(8 * (i + j)));
+          kern.run({mg, nq, Kp, pw.w16[j].data() + g * mg * Kp, patches, acc, nq, 1});
+          add_plane_sum(acc64, acc, mg * nq, static_cast<int>(8 * (i + j)));
         }
       }
       for (int64_t mi = 0; mi < mg; ++mi) {
@@ -509,13 +510,13 @@ void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   parallel_for(t.N * groups * chunks, c.threads, [&](int64_t task) {
     int64_t b = task / (groups * chunks), g = task / chunks % groups, p0 = task % chunks * kPatchChunk;
     int64_t np = std::min(kPatchChunk, in_plane - p0);
-    std::vector<int16_t> bt(static_cast<size_t>(np * Kp), 0);
+    int16_t* bt = task_buffer<int16_t, __LINE__>(static_cast<size_t>(np * Kp), int16_t{0});
     for (int64_t ci = 0; ci < t.cg; ++ci) {
       const int16_t* xp = xq.data() + (b * t.C + g * t.cg + ci) * in_plane + p0;
       for (int64_t pi = 0; pi < np; ++pi) bt[pi * Kp + ci] = xp[pi];
     }
     int32_t* cp = cols.data() + (b * groups + g) * rows * in_plane + p0;
-    kern.run({rows, np, Kp, a.data() + g * rows * Kp, bt.data(), cp, in_plane, 1});
+    kern.run({rows, np, Kp, a.data() + g * rows * Kp, bt, cp, in_plane, 1});
   });
   // col2im: each (batch row, output channel) plane gathers its taps in int64 (exact, §4).
   qref::visit_int(y.dtype(), [&](auto tag) {
@@ -523,7 +524,7 @@ void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
     T* yp = y.data<T>();
     parallel_for(t.N * t.M, c.threads, [&](int64_t bm) {
       int64_t b = bm / t.M, m = bm % t.M, g = m / t.mg, mi = m % t.mg;
-      std::vector<int64_t> acc(static_cast<size_t>(out_plane), rq.bias[m]);
+      int64_t* acc = task_buffer<int64_t, __LINE__>(static_cast<size_t>(out_plane), rq.bias[m]);
       const int32_t* cm = cols.data() + ((b * groups + g) * rows + mi * ks) * in_plane;
       for (int64_t kk = 0; kk < ks; ++kk) {
         int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2];
@@ -534,7 +535,7 @@ void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
           for (int64_t ih = 0; ih < in[1]; ++ih) {
             int64_t oh = ih * s[1] - pb[1] + kh * d[1];
             if (oh < 0 || oh >= out[1]) continue;
-            int64_t* arow = acc.data() + (od * out[1] + oh) * out[2];
+            int64_t* arow = acc + (od * out[1] + oh) * out[2];
             const int32_t* crow = ck + (id * in[1] + ih) * in[2];
             for (int64_t iw = 0; iw < in[2]; ++iw) {
               int64_t ow = iw * s[2] - pb[2] + kw * d[2];
@@ -605,7 +606,7 @@ void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
         std::vector<int16_t> xr = padded_rows(xs[i].data() + r0 * K, nr, K, Kp);
         for (size_t j = 0; j < pw.w16.size(); ++j) {
           pw.s16->run({N, nr, Kp, pw.w16[j].data(), xr.data(), acc.data(), 1, N});
-          add_plane_sum(acc64, acc, static_cast<int>(8 * (i + j)));
+          add_plane_sum(acc64.data(), acc.data(), nr * N, static_cast<int>(8 * (i + j)));
         }
       }
       store(r0, nr, acc64);
