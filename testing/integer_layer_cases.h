@@ -124,7 +124,7 @@ inline Case make_conv_case(const ConvSpec& spec, const std::string& name, std::m
 
 // A ConvTranspose layer of `spec` (M output channels): prepared weights W[m][(ci - g cg) ks + k].
 inline Case make_conv_transpose_case(const ConvSpec& spec, const std::string& name, std::mt19937& rng,
-                                     std::vector<int64_t> output_padding = {}) {
+                                     std::vector<int64_t> output_padding = {}, int64_t wmax = 127, bool x16 = false) {
   Case c;
   int64_t cg = spec.x[1] / spec.group, mg = spec.M / spec.group, ks = 1;
   for (int64_t k : spec.kernel) ks *= k;
@@ -134,12 +134,13 @@ inline Case make_conv_transpose_case(const ConvSpec& spec, const std::string& na
                                             {"dilations", ints_attr(spec.dilations)}, {"pads", ints_attr(spec.pads)}};
   if (!output_padding.empty()) attrs["output_padding"] = ints_attr(output_padding);
   c.op.node = make_node("ConvTranspose", {"x"}, {"y"}, name, attrs);
-  p.weight = random_weights({spec.M, cg * ks}, 127, rng);
+  p.weight = random_weights({spec.M, cg * ks}, wmax, rng);
   p.kernel_shape = Tensor::from_i64(spec.kernel, {static_cast<int64_t>(spec.kernel.size())});
   p.mg = mg;
-  prepare_channels(p, spec.M, cg * ks, rng, 127);
+  prepare_channels(p, spec.M, cg * ks, rng, wmax, x16);
   set_input(c, spec.x, rng);
-  set_output(c, rng);
+  if (x16) set_input16(c, spec.x, rng);
+  set_output(c, rng, x16);
   return c;
 }
 

@@ -83,6 +83,7 @@ struct PlaneSplit {
 
 int64_t row_length(const Tensor& w) { return w.numel() / std::max<int64_t>(w.dim(0), 1); }
 
+// (A ConvTranspose's prepared rows hold cg * taps weights: a bound on its GEMM's K = cg.)
 PlaneSplit plane_split(const QOp& op, DType in_type) {
   const params::Weighted& p = qref::weighted(op);
   int64_t K = row_length(p.weight);
@@ -284,15 +285,14 @@ void fill_patches_quads_u8(const PatchGeometry& pg, const uint8_t* xplane, uint8
 bool gemm_path_applies(const QOp& op, DType t) {
   bool x16 = is_16bit(t);
   if (t != DType::Int8 && t != DType::UInt8 && !x16) return false;
-  if (x16 && op.is<params::ConvTranspose>()) return false;  // (8-bit only so far)
   // The GEMM sums products in int32 and adds the bias in int64 afterwards, so each GEMM needs
   // K * max|x operand| * max|w operand| < 2^31 whatever the layer's accumulator ("wide" layers
   // get there through a large bias code, e.g. a channel with near-zero weights, not through K).
   // Byte planes (16-bit operands) bound each operand by 256; the planes' sums add in int64.
   // The u8 x s8 GEMM's shifted codes are within [0, 255] like |q - z| of 8-bit codes.
   const params::Weighted& p = qref::weighted(op);
-  int64_t K = row_length(p.weight);
-  PlaneSplit split = op.is<params::ConvTranspose>() ? PlaneSplit{} : plane_split(op, t);
+  int64_t K = row_length(p.weight);  // ConvTranspose: cg * taps, above its GEMM's K = cg
+  PlaneSplit split = plane_split(op, t);
   int64_t xmax = split.x ? 256 : 255, wmax = p.weight_bits == 8 ? 128 : split.w ? 256 : 32768;
   return K * xmax * wmax < (int64_t{1} << 31);
 }
@@ -485,7 +485,7 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
   });
 }
 
-void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
+void conv_transpose_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
   const auto& p = op.as<params::ConvTranspose>();
@@ -497,57 +497,100 @@ void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& kern) {
   const Shape &in = t.in, &out = t.out, &k = t.k, &s = t.s, &d = t.d, &pb = t.pb;
   int64_t in_plane = in[0] * in[1] * in[2], out_plane = out[0] * out[1] * out[2], ks = k[0] * k[1] * k[2];
   int64_t groups = t.M / t.mg, Kp = round_up(t.cg, kern.k_align), rows = t.mg * ks;
-  // GEMM operands: A[(mi, kk)][ci] = W[g mg + mi][ci ks + kk] per group; B[p][ci] = x[ci][p].
-  std::vector<int16_t> a(static_cast<size_t>(groups * rows * Kp), 0);
-  std::vector<int16_t> wcodes = centered_codes(p.weight, 0);  // W[m][(ci - g cg) ks + k] (22)
-  const int16_t* pw = wcodes.data();
-  for (int64_t m = 0; m < t.M; ++m)
-    for (int64_t ci = 0; ci < t.cg; ++ci)
-      for (int64_t kk = 0; kk < ks; ++kk) a[((m / t.mg) * rows + (m % t.mg) * ks + kk) * Kp + ci] = pw[m * t.cg * ks + ci * ks + kk];
-  Scratch<int16_t> xq = centered_scratch(c, x, c.in_q[0].zero_point);
-  Scratch<int32_t> cols(c.pool, static_cast<size_t>(t.N * groups * rows * in_plane));
+  PlaneSplit split = plane_split(op, x.dtype());
+  // GEMM operands: A[(mi, kk)][ci] = W[g mg + mi][ci ks + kk] per group (one matrix per weight
+  // byte plane); B[p][ci] = x[ci][p] (per activation plane).
+  std::vector<int32_t> wcodes(static_cast<size_t>(p.weight.numel()));
+  center_codes(p.weight, 0, wcodes.data());  // W[m][(ci - g cg) ks + k] (22)
+  std::vector<std::vector<int16_t>> wplanes;
+  if (split.w) wplanes = byte_planes(wcodes);
+  else wplanes.emplace_back(wcodes.begin(), wcodes.end());
+  std::vector<std::vector<int16_t>> a(wplanes.size(), std::vector<int16_t>(static_cast<size_t>(groups * rows * Kp), 0));
+  for (size_t j = 0; j < wplanes.size(); ++j)
+    for (int64_t m = 0; m < t.M; ++m)
+      for (int64_t ci = 0; ci < t.cg; ++ci)
+        for (int64_t kk = 0; kk < ks; ++kk)
+          a[j][((m / t.mg) * rows + (m % t.mg) * ks + kk) * Kp + ci] = wplanes[j][m * t.cg * ks + ci * ks + kk];
+  // Activation planes: centered 8-bit codes, or the byte planes of 16-bit ones.
+  const size_t xn = static_cast<size_t>(x.numel());
+  Scratch<int16_t> x0(c.pool, xn), x1(c.pool, split.x ? xn : 0);
+  if (split.x) {
+    Scratch<int32_t> v = centered_scratch<int32_t>(c, x, c.in_q[0].zero_point);
+    for (size_t i = 0; i < xn; ++i) {
+      x0.data()[i] = static_cast<int16_t>(v.data()[i] & 255);
+      x1.data()[i] = static_cast<int16_t>(v.data()[i] >> 8);
+    }
+  } else {
+    center_codes(x, c.in_q[0].zero_point, x0.data());
+  }
+  std::vector<const int16_t*> xplanes = {x0.data()};
+  if (split.x) xplanes.push_back(x1.data());
+  // cols[(b, g, row)][p]: int32 for one GEMM; the planes' GEMMs add in int64, each shifted.
+  const bool wide_cols = xplanes.size() * a.size() > 1;
+  const size_t ncols = static_cast<size_t>(t.N * groups * rows * in_plane);
+  Scratch<int32_t> cols32(c.pool, wide_cols ? 0 : ncols);
+  Scratch<int64_t> cols64(c.pool, wide_cols ? ncols : 0);
   int64_t chunks = (in_plane + kPatchChunk - 1) / kPatchChunk;
   parallel_for(t.N * groups * chunks, c.threads, [&](int64_t task) {
     int64_t b = task / (groups * chunks), g = task / chunks % groups, p0 = task % chunks * kPatchChunk;
     int64_t np = std::min(kPatchChunk, in_plane - p0);
     int16_t* bt = task_buffer<int16_t, __LINE__>(static_cast<size_t>(np * Kp), int16_t{0});
-    for (int64_t ci = 0; ci < t.cg; ++ci) {
-      const int16_t* xp = xq.data() + (b * t.C + g * t.cg + ci) * in_plane + p0;
-      for (int64_t pi = 0; pi < np; ++pi) bt[pi * Kp + ci] = xp[pi];
+    int64_t off = (b * groups + g) * rows * in_plane + p0;
+    int32_t* tmp = wide_cols ? task_buffer<int32_t, __LINE__>(static_cast<size_t>(rows * np)) : nullptr;
+    for (size_t i = 0; i < xplanes.size(); ++i) {
+      for (int64_t ci = 0; ci < t.cg; ++ci) {
+        const int16_t* xp = xplanes[i] + (b * t.C + g * t.cg + ci) * in_plane + p0;
+        for (int64_t pi = 0; pi < np; ++pi) bt[pi * Kp + ci] = xp[pi];
+      }
+      for (size_t j = 0; j < a.size(); ++j) {
+        if (!wide_cols) {
+          kern.run({rows, np, Kp, a[j].data() + g * rows * Kp, bt, cols32.data() + off, in_plane, 1});
+          continue;
+        }
+        kern.run({rows, np, Kp, a[j].data() + g * rows * Kp, bt, tmp, np, 1});
+        int shift = static_cast<int>(8 * (i + j));
+        for (int64_t r = 0; r < rows; ++r) {
+          int64_t* dst = cols64.data() + off + r * in_plane;
+          for (int64_t pi = 0; pi < np; ++pi)
+            dst[pi] = (i + j == 0 ? 0 : dst[pi]) + static_cast<int64_t>(tmp[r * np + pi]) * (int64_t{1} << shift);
+        }
+      }
     }
-    int32_t* cp = cols.data() + (b * groups + g) * rows * in_plane + p0;
-    kern.run({rows, np, Kp, a.data() + g * rows * Kp, bt, cp, in_plane, 1});
   });
   // col2im: each (batch row, output channel) plane gathers its taps in int64 (exact, §4).
-  qref::visit_int(y.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    T* yp = y.data<T>();
-    parallel_for(t.N * t.M, c.threads, [&](int64_t bm) {
-      int64_t b = bm / t.M, m = bm % t.M, g = m / t.mg, mi = m % t.mg;
-      int64_t* acc = task_buffer<int64_t, __LINE__>(static_cast<size_t>(out_plane), rq.bias[m]);
-      const int32_t* cm = cols.data() + ((b * groups + g) * rows + mi * ks) * in_plane;
-      for (int64_t kk = 0; kk < ks; ++kk) {
-        int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2];
-        const int32_t* ck = cm + kk * in_plane;
-        for (int64_t id = 0; id < in[0]; ++id) {
-          int64_t od = id * s[0] - pb[0] + kd * d[0];
-          if (od < 0 || od >= out[0]) continue;
-          for (int64_t ih = 0; ih < in[1]; ++ih) {
-            int64_t oh = ih * s[1] - pb[1] + kh * d[1];
-            if (oh < 0 || oh >= out[1]) continue;
-            int64_t* arow = acc + (od * out[1] + oh) * out[2];
-            const int32_t* crow = ck + (id * in[1] + ih) * in[2];
-            for (int64_t iw = 0; iw < in[2]; ++iw) {
-              int64_t ow = iw * s[2] - pb[2] + kw * d[2];
-              if (ow >= 0 && ow < out[2]) arow[ow] += crow[iw];
+  auto col2im = [&](const auto* cols) {
+    qref::visit_int(y.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      T* yp = y.data<T>();
+      parallel_for(t.N * t.M, c.threads, [&](int64_t bm) {
+        int64_t b = bm / t.M, m = bm % t.M, g = m / t.mg, mi = m % t.mg;
+        int64_t* acc = task_buffer<int64_t, __LINE__>(static_cast<size_t>(out_plane), rq.bias[m]);
+        const auto* cm = cols + ((b * groups + g) * rows + mi * ks) * in_plane;
+        for (int64_t kk = 0; kk < ks; ++kk) {
+          int64_t kd = kk / (k[1] * k[2]), kh = kk / k[2] % k[1], kw = kk % k[2];
+          const auto* ck = cm + kk * in_plane;
+          for (int64_t id = 0; id < in[0]; ++id) {
+            int64_t od = id * s[0] - pb[0] + kd * d[0];
+            if (od < 0 || od >= out[0]) continue;
+            for (int64_t ih = 0; ih < in[1]; ++ih) {
+              int64_t oh = ih * s[1] - pb[1] + kh * d[1];
+              if (oh < 0 || oh >= out[1]) continue;
+              int64_t* arow = acc + (od * out[1] + oh) * out[2];
+              const auto* crow = ck + (id * in[1] + ih) * in[2];
+              for (int64_t iw = 0; iw < in[2]; ++iw) {
+                int64_t ow = iw * s[2] - pb[2] + kw * d[2];
+                if (ow >= 0 && ow < out[2]) arow[ow] += crow[iw];
+              }
             }
           }
         }
-      }
-      T* row = yp + bm * out_plane;
-      for (int64_t q = 0; q < out_plane; ++q) row[q] = static_cast<T>(rq(acc[q], m));
+        T* row = yp + bm * out_plane;
+        for (int64_t q = 0; q < out_plane; ++q) row[q] = static_cast<T>(rq(acc[q], m));
+      });
     });
-  });
+  };
+  if (wide_cols) col2im(cols64.data());
+  else col2im(cols32.data());
 }
 
 void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
@@ -631,7 +674,7 @@ void pack_and_run(qref::QContext& c) {
 
 void conv_transpose_selected(qref::QContext& c) {
   const GemmS16Kernel* k = selected_gemm_s16();
-  if (k && gemm_path_applies(c)) return conv_transpose_s8_gemm(c, *k);
+  if (k && gemm_path_applies(c)) return conv_transpose_gemm(c, *k);
   qref::find_integer_kernel(std::string(c.op.kind()))(c);
 }
 

@@ -56,7 +56,7 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw);
 void matmul_gemm(qref::QContext& c, const PackedWeights& pw);
 // ConvTranspose (22): a GEMM per group (weights x transposed input) and an exact col2im (8-bit
 // codes; requires gemm_path_applies(c)).
-void conv_transpose_s8_gemm(qref::QContext& c, const GemmS16Kernel& k);
+void conv_transpose_gemm(qref::QContext& c, const GemmS16Kernel& k);
 
 // The kernel the runtime runs for a program op kind: the optimized one of selected_isa() where
 // there is one and it applies (else the reference), or the reference one for "reference".

@@ -151,9 +151,14 @@ bool mul_fast(qref::QContext& c) {
   fx::Multiplier mu{p.m, static_cast<int>(p.n)};
   // (13) in int64 equals the wide layers' 128-bit form while |(q_a - z_a)(q_b - z_b) m| < 2^62.
   auto bits = [](DType t) { return static_cast<int>(dtype_size(t)) * 8; };
-  if (bits(c.in[0]->dtype()) + bits(c.in[1]->dtype()) + 32 > 62 || std::abs(mu.m) >= (int64_t{1} << 31)) return false;
   fx::Range r = qref::clamp_range(p);
   int64_t zy = c.out_q[0].zero_point;
+  if (bits(c.in[0]->dtype()) + bits(c.in[1]->dtype()) + 32 > 62 || std::abs(mu.m) >= (int64_t{1} << 31)) {
+    // 16 x 16-bit codes: the product (below 2^34) times m needs the reference's own 128-bit
+    // form, which wide layers use (a non-wide one with such operands runs the reference).
+    if (!p.wide) return false;
+    return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize_wide(a * b, mu, zy, r); });
+  }
   return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize(a * b, mu, zy, r); });
 }
 

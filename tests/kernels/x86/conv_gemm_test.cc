@@ -69,7 +69,7 @@ Case random_wide_conv(uint32_t seed) {
 }
 Case random_conv16(uint32_t seed) { return random_conv_x(seed, true); }
 
-Case random_conv_transpose(uint32_t seed) {
+Case random_conv_transpose_x(uint32_t seed, bool x16) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   int64_t rank = pick(1, 2);
@@ -89,8 +89,13 @@ Case random_conv_transpose(uint32_t seed) {
     opad.push_back(pick(0, spec.strides.back() - 1));  // must stay below the stride
     spec.x.push_back(pick(1, 9));
   }
+  // 16-bit: 16-bit codes with 16- or 8-bit weights (byte planes, int64 cols), like the 16-bit
+  // programs' upsampling heads.
+  if (x16) return test::make_conv_transpose_case(spec, cat("deconv16_seed_", seed), rng, opad, pick(0, 2) ? 32767 : 127, true);
   return test::make_conv_transpose_case(spec, cat("deconv_seed_", seed), rng, opad);
 }
+Case random_conv_transpose(uint32_t seed) { return random_conv_transpose_x(seed, false); }
+Case random_conv_transpose16(uint32_t seed) { return random_conv_transpose_x(seed, true); }
 
 Case random_matmul(uint32_t seed) {
   std::mt19937 rng(seed);
@@ -119,7 +124,7 @@ Tensor run(Case& c, int threads, const std::string& isa, std::string* kernel = n
     qref::find_integer_kernel(std::string(c.op.kind()))(ctx);
   } else if (c.op.is<params::ConvTranspose>()) {
     EXPECT_TRUE(xk::gemm_path_applies(ctx)) << c.op.node.label();
-    xk::conv_transpose_s8_gemm(ctx, *xk::gemm_s16_for(isa));
+    xk::conv_transpose_gemm(ctx, *xk::gemm_s16_for(isa));
   } else {
     auto pw = xk::pack_weights(c.op, c.qx.type, isa);
     EXPECT_TRUE(pw) << c.op.node.label();
@@ -187,6 +192,7 @@ TEST(GemmS16, EveryAvailableIsaMatchesReferenceMatMulBitExactly) { check_every_i
 // planes of the operands (each below 2^8) and adds them in int64, bit-exact with the reference.
 TEST(GemmS16, SixteenBitLayersMatchReferenceBitExactlyThroughBytePlanes) {
   check_every_isa(random_conv16, 12000, 120);
+  check_every_isa(random_conv_transpose16, 14000, 80);
   check_every_isa(random_matmul16, 13000, 60);
 }
 
