@@ -116,7 +116,7 @@ TEST(ElementwiseFast, AddSubAndMulMatchTheReferenceBitExactly) {
       handled16 += fast && (c.qa.bits() == 16 || c.qb.bits() == 16 || c.qy.bits() == 16);
       expect_same(want, run_binary(c, true), cat(kind, " seed=", seed, " b ", shape_str(c.b.shape())));
     }
-  // Most patterns take the fast path; the two-run one and 16 x 16-bit Mul (int64 too narrow) must not.
+  // Most patterns take the fast path (16 x 16-bit Mul too, with the 128-bit RQ); the two-run one must not.
   EXPECT_GT(handled, 380);
   EXPECT_GT(handled16, 150) << "16-bit codes must take the fast path too";
 }
