@@ -40,8 +40,16 @@ Lanes lanes(const AddSubOperand& o) {
   l.z = _mm256_set1_epi32(o.zero_point);
   l.c0 = _mm256_set1_epi64x(o.coef & ((int64_t{1} << 24) - 1));
   l.c1 = _mm256_set1_epi64x(o.coef >> 24);
-  // A broadcast operand's row is one code: the same lanes every step.
-  l.fixed = o.step ? _mm256_setzero_si256() : _mm256_sub_epi32(_mm256_set1_epi32(_mm256_extract_epi32(widen(l.p, l.bytes, l.is_signed), 0)), l.z);
+  // A broadcast operand's row is one code (read alone: a vector load would read past it): the
+  // same lanes every step.
+  if (!o.step) {
+    int32_t q;
+    if (l.bytes == 1) q = l.is_signed ? static_cast<int8_t>(l.p[0]) : l.p[0];
+    else q = l.is_signed ? static_cast<int16_t>(l.p[0] | l.p[1] << 8) : static_cast<uint16_t>(l.p[0] | l.p[1] << 8);
+    l.fixed = _mm256_set1_epi32(q - o.zero_point);
+  } else {
+    l.fixed = _mm256_setzero_si256();
+  }
   return l;
 }
 
