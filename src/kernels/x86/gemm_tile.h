@@ -17,18 +17,27 @@ inline void gemm_block(const Args& g, int64_t m, int64_t n) {
   const int64_t Kp = g.Kp;
   const auto* a0 = g.A + m * Kp;
   const auto* b0 = g.B + n * Kp;
+  // Every loop over the tile is unrolled by pragma: rolled, GCC 12 keeps the array c on the
+  // stack instead of in registers.
   R c[MR][NR];
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) c[i][j] = V::zero();
   for (int64_t k = 0; k < Kp; k += V::kLanes) {
     R b[NR];
+#pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) b[j] = V::loadB(b0 + j * Kp + k);
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       R a = V::loadA(a0 + i * Kp + k);
+#pragma GCC unroll 8
       for (int j = 0; j < NR; ++j) c[i][j] = V::dot(c[i][j], a, b[j]);
     }
   }
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 8
     for (int j = 0; j < NR; ++j) g.C[(m + i) * g.ldm + (n + j) * g.ldn] = V::hsum(c[i][j]);
 }
 
