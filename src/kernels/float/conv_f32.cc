@@ -1,10 +1,11 @@
 // Conv, float32, on the fast path. Prepare: the constant weights of each group are packed once
 // into kMR-row panels ([group][panel][k][kMR], k = (ci, kd, kh, kw) as the weights store them,
 // rows past the group's channels zero). Run: per (batch row, group, block of output pixels), an
-// indirection buffer gives, for each kNR-column panel and tap, a pointer to kNR input values:
+// indirection buffer gives, for each NR-column panel and tap (NR: the table's nr), a pointer to
+// NR input values:
 // the input row itself for 1x1 stride-1 convolutions and for interior panels of stride-1 ones
 // (no im2col copy), a shared zero row for padding rows, and rows packed only for strided or
-// border columns. The 6x16 microkernel computes every tile, one fma chain per output element
+// border columns. The table's 6 x NR microkernel computes every tile, one fma chain per output element
 // (F1), and adds the bias after the chain, as the reference does. Depthwise convolutions run
 // the direct plane kernel (no packing). Each output element is computed by the same chain
 // whatever the block, the batch size or the thread count, so all of them give the same bits.
@@ -19,16 +20,17 @@
 
 namespace fixpoint::fk {
 
-void pointwise_rows(const float* x, int64_t K, int64_t stride, int64_t p, int64_t nr, const float** rows, float* pack) {
+void pointwise_rows(const float* x, int64_t K, int64_t stride, int64_t p, int64_t nr, int64_t NR, const float** rows,
+                    float* pack) {
   for (int64_t k = 0; k < K; ++k) {
     const float* src = x + k * stride + p;
-    if (nr == kNR) {
+    if (nr == NR) {
       rows[k] = src;
       continue;
     }
-    float* row = pack + k * kNR;
+    float* row = pack + k * NR;
     std::copy(src, src + nr, row);
-    std::fill(row + nr, row + kNR, 0.0f);
+    std::fill(row + nr, row + NR, 0.0f);
     rows[k] = row;
   }
 }
@@ -83,37 +85,38 @@ class ConvF32 final : public PreparedKernel {
   }
 
   // The indirection rows of patch columns [p0, p0 + cols) of batch row n, group g: for column
-  // panel j (kNR columns) and k = (ci, kd, kh, kw), rows[j * Kc + k] points at kNR floats holding
+  // panel j (NR columns) and k = (ci, kd, kh, kw), rows[j * Kc + k] points at NR floats holding
   // that tap for the panel's columns: the input row itself where the panel lies in one output row
   // and reads a contiguous run (stride 1), a shared zero row where the tap's input row is padding,
   // else a row packed into `pack` (strided or border columns, padding read as 0).
   void indirection(const ref::ConvGeometry& geo, const float* x, int64_t p0, int64_t cols, const float** rows,
                    float* pack) const {
-    static const float kZeros[kNR] = {};
+    static const float kZeros[kMaxNR] = {};
+    const int64_t NR = k_->nr;
     const ref::Window& w = geo.w3;
     const Shape &in = w.in, &out = w.out, &kern = w.kernel, &s = w.stride, &d = w.dilation, &pb = w.pad_begin;
     bool pointwise = geo.ks == 1 && s[0] == 1 && s[1] == 1 && s[2] == 1 && pb[0] == 0 && pb[1] == 0 &&
                      pb[2] == 0 && in == out;
-    for (int64_t j0 = 0; j0 < cols; j0 += kNR) {
-      int64_t nr = std::min<int64_t>(kNR, cols - j0), p = p0 + j0;
-      const float** r = rows + (j0 / kNR) * Kc_;
-      float* packed = pack + (j0 / kNR) * Kc_ * kNR;
+    for (int64_t j0 = 0; j0 < cols; j0 += NR) {
+      int64_t nr = std::min<int64_t>(NR, cols - j0), p = p0 + j0;
+      const float** r = rows + (j0 / NR) * Kc_;
+      float* packed = pack + (j0 / NR) * Kc_ * NR;
       if (pointwise) {
-        pointwise_rows(x, Kc_, geo.in_plane, p, nr, r, packed);
+        pointwise_rows(x, Kc_, geo.in_plane, p, nr, NR, r, packed);
         continue;
       }
       // Input coordinates of each column's window origin.
-      int64_t bd[kNR], bh[kNR], bw[kNR];
+      int64_t bd[kMaxNR] = {}, bh[kMaxNR] = {}, bw[kMaxNR] = {};
       for (int64_t j = 0; j < nr; ++j) {
         int64_t q = p + j, ow = q % out[2], oh = (q / out[2]) % out[1], od = q / (out[2] * out[1]);
         bd[j] = od * s[0] - pb[0];
         bh[j] = oh * s[1] - pb[1];
         bw[j] = ow * s[2] - pb[2];
       }
-      bool one_row = nr == kNR && bd[0] == bd[nr - 1] && bh[0] == bh[nr - 1];
+      bool one_row = nr == NR && bd[0] == bd[nr - 1] && bh[0] == bh[nr - 1];
       // Every tap of every column inside the input: gather without bounds checks.
-      bool interior = nr == kNR;
-      int64_t base[kNR];
+      bool interior = nr == NR;
+      int64_t base[kMaxNR];
       for (int64_t j = 0; j < nr && interior; ++j) {
         interior = bd[j] >= 0 && bd[j] + (kern[0] - 1) * d[0] < in[0] && bh[j] >= 0 &&
                    bh[j] + (kern[1] - 1) * d[1] < in[1] && bw[j] >= 0 && bw[j] + (kern[2] - 1) * d[2] < in[2];
@@ -125,10 +128,10 @@ class ConvF32 final : public PreparedKernel {
         for (int64_t kd = 0; kd < kern[0]; ++kd)
           for (int64_t kh = 0; kh < kern[1]; ++kh)
             for (int64_t kw = 0; kw < kern[2]; ++kw, ++k) {
-              float* row = packed + k * kNR;
+              float* row = packed + k * NR;
               r[k] = row;
               int64_t id = bd[0] + kd * d[0], ih = bh[0] + kh * d[1], iw = bw[0] + kw * d[2];
-              if (one_row && iw >= 0 && iw + (kNR - 1) * s[2] < in[2]) {
+              if (one_row && iw >= 0 && iw + (NR - 1) * s[2] < in[2]) {
                 if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1]) {
                   r[k] = kZeros;
                   continue;
@@ -137,15 +140,15 @@ class ConvF32 final : public PreparedKernel {
                 if (s[2] == 1)
                   r[k] = src;
                 else
-                  for (int64_t j = 0; j < kNR; ++j) row[j] = src[j * s[2]];
+                  for (int64_t j = 0; j < NR; ++j) row[j] = src[j * s[2]];
                 continue;
               }
               if (interior) {
                 const float* src = xc + (kd * d[0] * in[1] + kh * d[1]) * in[2] + kw * d[2];
-                for (int64_t j = 0; j < kNR; ++j) row[j] = src[base[j]];
+                for (int64_t j = 0; j < NR; ++j) row[j] = src[base[j]];
                 continue;
               }
-              for (int64_t j = 0; j < kNR; ++j) {
+              for (int64_t j = 0; j < NR; ++j) {
                 float v = 0.0f;
                 if (j < nr) {
                   int64_t jd = bd[j] + kd * d[0], jh = bh[j] + kh * d[1], jw = bw[j] + kw * d[2];
@@ -166,18 +169,19 @@ class ConvF32 final : public PreparedKernel {
     // block passes over them. Tasks: (batch row, group, column block, range of weight panels);
     // the panel ranges only split the work between threads, never a chain.
     constexpr int64_t kKc = 256;
-    int64_t cols = std::clamp<int64_t>((32768 / std::min(std::max<int64_t>(Kc_, 1), kKc)) / kNR * kNR, kNR, 256);
+    const int64_t NR = k_->nr;
+    int64_t cols = std::clamp<int64_t>((32768 / std::min(std::max<int64_t>(Kc_, 1), kKc)) / NR * NR, NR, 256);
     int64_t blocks = (P + cols - 1) / cols, base_tasks = geo.N * group_ * blocks;
     int64_t mchunks = std::clamp<int64_t>((2 * threads + base_tasks - 1) / base_tasks, 1, panels_);
     int64_t per_chunk = (panels_ + mchunks - 1) / mchunks, tasks = base_tasks * mchunks;
     // Scratch per worker, allocated once per call (uninitialized: indirection() writes what the
     // microkernel reads).
-    const size_t max_rows = static_cast<size_t>(((cols + kNR - 1) / kNR) * Kc_);
+    const size_t max_rows = static_cast<size_t>(((cols + NR - 1) / NR) * Kc_);
     std::vector<std::unique_ptr<float[]>> packs(parallel_slots(tasks, threads));
     std::vector<std::unique_ptr<const float*[]>> row_lists(packs.size());
     parallel_for_slots(tasks, threads, [&](int64_t task, int slot) {
       if (!packs[slot]) {
-        packs[slot].reset(new float[max_rows * kNR]);
+        packs[slot].reset(new float[max_rows * NR]);
         row_lists[slot].reset(new const float*[max_rows]);
       }
       const float** rows = row_lists[slot].get();
@@ -195,9 +199,9 @@ class ConvF32 final : public PreparedKernel {
           const float* a = packed_.data() + ((g * panels_ + mp) * Kc_ + k0) * kMR;
           int mr = static_cast<int>(std::min<int64_t>(kMR, mg_ - mp * kMR));
           const float* bias = last ? bias_.data() + g * mg_ + mp * kMR : nullptr;
-          for (int64_t j0 = 0; j0 < nc; j0 += kNR) {
-            int nr = static_cast<int>(std::min<int64_t>(kNR, nc - j0));
-            k_->gemm_6x16_indirect(kk, a, rows + (j0 / kNR) * Kc_ + k0, bias, k0 > 0, yg + mp * kMR * P + p0 + j0, P,
+          for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+            int nr = static_cast<int>(std::min<int64_t>(NR, nc - j0));
+            k_->gemm_indirect(kk, a, rows + (j0 / NR) * Kc_ + k0, bias, k0 > 0, yg + mp * kMR * P + p0 + j0, P,
                                    mr, nr);
           }
         }

@@ -45,7 +45,8 @@ class ConvTransposeF32 final : public PreparedKernel {
     if (t.cg != cg_ || t.mg != mg_ || t.C != C_) return false;
     Tensor& y = c.output(0, DType::Float32, t.out_shape);  // zero-filled: col2im adds into it
     const int64_t in_plane = t.in[0] * t.in[1] * t.in[2], out_plane = t.out[0] * t.out[1] * t.out[2];
-    const int64_t cols = std::clamp<int64_t>((32768 / std::max<int64_t>(cg_, 1)) / kNR * kNR, kNR, 256);
+    const int64_t NR = k_->nr;
+    const int64_t cols = std::clamp<int64_t>((32768 / std::max<int64_t>(cg_, 1)) / NR * NR, NR, 256);
     const int64_t chunks = (mg_ + mc_ - 1) / mc_;
     const float* px = x.data<float>();
     float* py = y.data<float>();
@@ -54,16 +55,16 @@ class ConvTransposeF32 final : public PreparedKernel {
       int64_t m0 = ch * mc_, m1 = std::min(mg_, m0 + mc_), r0 = m0 * ks_, r1 = m1 * ks_;
       const float* xg = px + (n * C_ + g * cg_) * in_plane;
       float* yg = py + (n * group_ * mg_ + g * mg_) * out_plane;
-      std::vector<float> col(static_cast<size_t>((r1 - r0) * cols)), pack(static_cast<size_t>(cg_ * kNR));
+      std::vector<float> col(static_cast<size_t>((r1 - r0) * cols)), pack(static_cast<size_t>(cg_ * NR));
       std::vector<const float*> rows(static_cast<size_t>(cg_));
       for (int64_t p0 = 0; p0 < in_plane; p0 += cols) {
         int64_t nc = std::min(cols, in_plane - p0);
-        for (int64_t j0 = 0; j0 < nc; j0 += kNR) {
-          int nr = static_cast<int>(std::min<int64_t>(kNR, nc - j0));
-          pointwise_rows(xg, cg_, in_plane, p0 + j0, nr, rows.data(), pack.data());
+        for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+          int nr = static_cast<int>(std::min<int64_t>(NR, nc - j0));
+          pointwise_rows(xg, cg_, in_plane, p0 + j0, nr, NR, rows.data(), pack.data());
           for (int64_t r = r0; r < r1; r += kMR) {
             int mr = static_cast<int>(std::min<int64_t>(kMR, r1 - r));
-            k_->gemm_6x16_indirect(cg_, packed_.data() + ((g * panels_ + r / kMR) * cg_) * kMR, rows.data(), nullptr, false,
+            k_->gemm_indirect(cg_, packed_.data() + ((g * panels_ + r / kMR) * cg_) * kMR, rows.data(), nullptr, false,
                                    col.data() + (r - r0) * cols + j0, cols, mr, nr);
           }
         }

@@ -5,11 +5,12 @@
 namespace fixpoint::fk {
 
 const F32Kernels* const* available_f32_kernels(int* count) {
-  static const F32Kernels* tables[2];
+  static const F32Kernels* tables[3];
   static const int n = [] {
     int k = 0;
     tables[k++] = &kF32Scalar;
     if (cpu_supports("avx2")) tables[k++] = &kF32Avx2;
+    if (cpu_supports("avx512vnni")) tables[k++] = &kF32Avx512;  // its float part: AVX-512F
     return k;
   }();
   *count = n;
@@ -21,7 +22,8 @@ const F32Kernels* selected_f32_kernels() {
     const std::string& isa = selected_isa();
     if (isa == "reference") return nullptr;
     if (isa == "scalar") return &kF32Scalar;
-    return &kF32Avx2;  // avx2 and avx512vnni CPUs both run the AVX2+FMA table
+    if (isa == "avx2") return &kF32Avx2;
+    return &kF32Avx512;  // avx512vnni (which implies AVX-512F)
   }();
   return k;
 }

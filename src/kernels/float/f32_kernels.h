@@ -13,8 +13,8 @@
 
 namespace fixpoint::fk {
 
-constexpr int kMR = 6;   // rows of a GEMM tile (A panel height)
-constexpr int kNR = 16;  // columns of a GEMM tile (B panel width)
+constexpr int kMR = 6;      // rows of a GEMM tile (A panel height), every table
+constexpr int kMaxNR = 32;  // the widest table's B panel (F32Kernels::nr): callers' stack arrays
 
 // A 2-D depthwise plane: y[oh][ow] = (F1 over the valid taps (kh, kw) in row-major order) + bias.
 struct DwPlane {
@@ -28,26 +28,28 @@ struct DwPlane {
 };
 
 struct F32Kernels {
-  const char* isa;  // "scalar", "avx2"
-  // C[i][j] (i < mr, j < nr) = F1 over k < K of a[k*kMR + i] * b[k*kNR + j]. a and b are packed
-  // panels (zero-padded to kMR / kNR); c has row stride ldc.
-  void (*gemm_6x16)(int64_t K, const float* a, const float* b, float* c, int64_t ldc, int mr, int nr);
-  // The same with B given as K row pointers, each to kNR floats (an indirection buffer: rows of
+  const char* isa;  // "scalar", "avx2", "avx512"
+  int nr;           // columns of its GEMM tile = the width of the B panels it reads (16 or 32)
+  // C[i][j] (i < mr, j < nr) = F1 over k < K of a[k*kMR + i] * b[k*NR + j] (NR = the table's
+  // nr). a and b are packed panels (zero-padded to kMR / NR); c has row stride ldc.
+  void (*gemm)(int64_t K, const float* a, const float* b, float* c, int64_t ldc, int mr, int nr);
+  // The same with B given as K row pointers, each to NR floats (an indirection buffer: rows of
   // the input itself, a shared zero row for padding, or rows packed where the input is not
-  // contiguous). Same chain (F1), so the same bits as gemm_6x16 on the same values. row_bias
+  // contiguous). Same chain (F1), so the same bits as gemm on the same values. row_bias
   // (nullable, mr values): C[i][j] = chain + row_bias[i], one rounding after the chain.
   // accumulate: the chains start from C's values instead of +0, so a K split into blocks
   // (k in [0, K1) then [K1, K)) continues each chain exactly: the same bits as one call.
-  void (*gemm_6x16_indirect)(int64_t K, const float* a, const float* const* rows, const float* row_bias,
+  void (*gemm_indirect)(int64_t K, const float* a, const float* const* rows, const float* row_bias,
                              bool accumulate, float* c, int64_t ldc, int mr, int nr);
   void (*dwconv_plane)(const DwPlane& p);
 };
 
 extern const F32Kernels kF32Scalar;
 extern const F32Kernels kF32Avx2;
+extern const F32Kernels kF32Avx512;
 
-// The table of selected_isa() (fixpoint/cpu_isa.h): AVX2+FMA where the CPU has it (also on
-// AVX-512 machines: no AVX-512 float table yet), else scalar; nullptr for "reference".
+// The table of selected_isa() (fixpoint/cpu_isa.h): AVX-512 on avx512vnni, AVX2+FMA on avx2,
+// else scalar; nullptr for "reference".
 const F32Kernels* selected_f32_kernels();
 // The tables this CPU can run, scalar first.
 const F32Kernels* const* available_f32_kernels(int* count);

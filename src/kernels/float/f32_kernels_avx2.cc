@@ -12,7 +12,7 @@ namespace {
 
 struct Avx2 {
   using Reg = __m256;
-  static constexpr int W = 8;
+  static constexpr int W = 8, NR = 16;
   static Reg zero() { return _mm256_setzero_ps(); }
   static Reg load(const float* p) { return _mm256_loadu_ps(p); }
   // Lanes p[0], p[s], ..., p[7s]; for s == 2 two loads and a shuffle, reading p[0..15] (the
@@ -34,5 +34,5 @@ struct Avx2 {
 }  // namespace
 
 namespace fixpoint::fk {
-const F32Kernels kF32Avx2{"avx2", gemm_6x16<Avx2>, gemm_6x16_indirect<Avx2>, dwconv_plane<Avx2>};
+const F32Kernels kF32Avx2{"avx2", Avx2::NR, gemm_packed<Avx2>, gemm_indirect<Avx2>, dwconv_plane<Avx2>};
 }

@@ -1,16 +1,16 @@
 // The float microkernels written once over a vector type V, instantiated by each ISA's
 // translation unit (f32_kernels_scalar.cc, f32_kernels_avx2.cc) inside an anonymous namespace.
-// V provides: Reg, W (lanes), zero(), load(p), load_strided(p, s), set1(v), fma(a, b, c) = a*b+c
+// V provides: Reg, W (lanes), NR (the GEMM tile's columns, a multiple of W), zero(), load(p), load_strided(p, s), set1(v), fma(a, b, c) = a*b+c
 // rounded once, store(p, r). Every output element is the chain (F1) of f32_kernels.h.
 // The TU includes <algorithm> and <cmath> before the anonymous namespace.
 using fixpoint::fk::DwPlane;
 using fixpoint::fk::kMR;
-using fixpoint::fk::kNR;
 
-// B rows of a tile: packed panel rows (b + k * kNR) or an indirection list (rows[k]).
+// B rows of a tile: packed panel rows (b + k * NR) or an indirection list (rows[k]).
+template <int NR>
 struct PackedRows {
   const float* b;
-  const float* operator[](int64_t k) const { return b + k * kNR; }
+  const float* operator[](int64_t k) const { return b + k * NR; }
 };
 struct IndirectRows {
   const float* const* rows;
@@ -20,22 +20,22 @@ struct IndirectRows {
 template <class V, class Rows>
 void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, bool accumulate, float* c, int64_t ldc, int mr,
                int nr) {
-  constexpr int NV = kNR / V::W;
+  constexpr int NR = V::NR, NV = NR / V::W;
   typename V::Reg acc[kMR][NV];
   if (!accumulate) {
 #pragma GCC unroll 16
     for (int i = 0; i < kMR; ++i)
 #pragma GCC unroll 16
       for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
-  } else if (mr == kMR && nr == kNR) {  // continue the chains from C (a previous K block)
+  } else if (mr == kMR && nr == NR) {  // continue the chains from C (a previous K block)
     for (int i = 0; i < kMR; ++i)
       for (int j = 0; j < NV; ++j) acc[i][j] = V::load(c + i * ldc + j * V::W);
   } else {
-    float tile[kMR * kNR] = {};
+    float tile[kMR * NR] = {};
     for (int i = 0; i < mr; ++i)
-      for (int j = 0; j < nr; ++j) tile[i * kNR + j] = c[i * ldc + j];
+      for (int j = 0; j < nr; ++j) tile[i * NR + j] = c[i * ldc + j];
     for (int i = 0; i < kMR; ++i)
-      for (int j = 0; j < NV; ++j) acc[i][j] = V::load(tile + i * kNR + j * V::W);
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::load(tile + i * NR + j * V::W);
   }
   for (int64_t k = 0; k < K; ++k) {
     const float* row = b[k];
@@ -56,25 +56,25 @@ void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, bool ac
 #pragma GCC unroll 16
       for (int j = 0; j < NV; ++j) acc[i][j] = V::add(acc[i][j], bi);
     }
-  if (mr == kMR && nr == kNR) {
+  if (mr == kMR && nr == NR) {
     for (int i = 0; i < kMR; ++i)
       for (int j = 0; j < NV; ++j) V::store(c + i * ldc + j * V::W, acc[i][j]);
     return;
   }
-  float tile[kMR * kNR];
+  float tile[kMR * NR];
   for (int i = 0; i < kMR; ++i)
-    for (int j = 0; j < NV; ++j) V::store(tile + i * kNR + j * V::W, acc[i][j]);
+    for (int j = 0; j < NV; ++j) V::store(tile + i * NR + j * V::W, acc[i][j]);
   for (int i = 0; i < mr; ++i)
-    for (int j = 0; j < nr; ++j) c[i * ldc + j] = tile[i * kNR + j];
+    for (int j = 0; j < nr; ++j) c[i * ldc + j] = tile[i * NR + j];
 }
 
 template <class V>
-void gemm_6x16(int64_t K, const float* a, const float* b, float* c, int64_t ldc, int mr, int nr) {
-  gemm_tile<V>(K, a, PackedRows{b}, nullptr, false, c, ldc, mr, nr);
+void gemm_packed(int64_t K, const float* a, const float* b, float* c, int64_t ldc, int mr, int nr) {
+  gemm_tile<V>(K, a, PackedRows<V::NR>{b}, nullptr, false, c, ldc, mr, nr);
 }
 
 template <class V>
-void gemm_6x16_indirect(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
+void gemm_indirect(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
                         float* c, int64_t ldc, int mr, int nr) {
   gemm_tile<V>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr);
 }

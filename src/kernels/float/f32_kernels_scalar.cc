@@ -9,7 +9,7 @@ namespace {
 
 struct Scalar {
   using Reg = float;
-  static constexpr int W = 1;
+  static constexpr int W = 1, NR = 16;
   static Reg zero() { return 0.0f; }
   static Reg load(const float* p) { return *p; }
   static Reg load_strided(const float* p, int64_t) { return *p; }
@@ -22,5 +22,5 @@ struct Scalar {
 }  // namespace
 
 namespace fixpoint::fk {
-const F32Kernels kF32Scalar{"scalar", gemm_6x16<Scalar>, gemm_6x16_indirect<Scalar>, dwconv_plane<Scalar>};
+const F32Kernels kF32Scalar{"scalar", Scalar::NR, gemm_packed<Scalar>, gemm_indirect<Scalar>, dwconv_plane<Scalar>};
 }

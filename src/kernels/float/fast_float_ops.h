@@ -9,14 +9,15 @@ namespace fixpoint::fk {
 // The value of a graph constant (an initializer), or nullptr.
 const Tensor* graph_constant(const Graph& g, const std::string& name);
 
-// Packs the K x N matrix b (element (k, j) at b[k * ks + j * js]) into kNR-wide panels,
-// dst[(panel * K + k) * kNR + j], zero beyond N.
-void pack_b_panels(const float* b, int64_t K, int64_t N, int64_t ks, int64_t js, float* dst);
+// Packs the K x N matrix b (element (k, j) at b[k * ks + j * js]) into nr-wide panels (nr: the
+// microkernel table's), dst[(panel * K + k) * nr + j], zero beyond N.
+void pack_b_panels(const float* b, int64_t K, int64_t N, int64_t ks, int64_t js, int nr, float* dst);
 
-// B rows of K input channels (channel k at x + k * stride) for the kNR columns starting at pixel
-// p, nr of them valid: the input rows themselves when nr == kNR, else rows packed into `pack`
-// (K x kNR floats, zero beyond nr).
-void pointwise_rows(const float* x, int64_t K, int64_t stride, int64_t p, int64_t nr, const float** rows, float* pack);
+// B rows of K input channels (channel k at x + k * stride) for the NR columns starting at pixel
+// p (NR: the table's panel width), nr of them valid: the input rows themselves when nr == NR,
+// else rows packed into `pack` (K x NR floats, zero beyond nr).
+void pointwise_rows(const float* x, int64_t K, int64_t stride, int64_t p, int64_t nr, int64_t NR, const float** rows,
+                    float* pack);
 
 // Prepared kernels on microkernel table k (the registry passes selected_f32_kernels(); tests pass
 // every table this CPU has). nullptr: the node is not one they handle.
@@ -25,8 +26,8 @@ std::unique_ptr<PreparedKernel> prepare_conv_f32(const Node& n, const Graph& g, 
 std::unique_ptr<PreparedKernel> prepare_conv_transpose_f32(const Node& n, const Graph& g, const F32Kernels* k);
 std::unique_ptr<PreparedKernel> prepare_matmul_f32(const Node& n, const Graph& g, const F32Kernels* k);
 std::unique_ptr<PreparedKernel> prepare_gemm_f32(const Node& n, const Graph& g, const F32Kernels* k);
-// MaxPool on 8/16-bit integer codes (maxpool_fast.cc; a program's Move ops).
-std::unique_ptr<PreparedKernel> prepare_maxpool_codes(const Node& n, const Graph& g);
+// MaxPool on float32 and on 8/16-bit integer codes (maxpool_fast.cc; also a program's Move ops).
+std::unique_ptr<PreparedKernel> prepare_maxpool_fast(const Node& n, const Graph& g);
 // Add, Sub, Mul, Div (elementwise_f32.cc).
 void register_elementwise_f32(KernelRegistry& r);
 

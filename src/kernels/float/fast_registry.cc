@@ -21,7 +21,7 @@ const KernelRegistry& fast_float_kernels() {
       k.add_prepared("Gemm", [](const Node& n, const Graph& g) {
         return fk::prepare_gemm_f32(n, g, fk::selected_f32_kernels());
       });
-      k.add_prepared("MaxPool", fk::prepare_maxpool_codes);
+      k.add_prepared("MaxPool", fk::prepare_maxpool_fast);
       fk::register_elementwise_f32(k);
     }
     return k;

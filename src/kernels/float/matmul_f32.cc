@@ -1,6 +1,6 @@
 // MatMul and Gemm, float32, on the fast path: Y[r][j] = F1 over k of A[r][k] * B[k][j] (+ the
 // bias row of Gemm, added last). B is packed once at prepare when it is a constant (weights), else
-// once per run and batch matrix; A rows are packed 6 at a time into the microkernel's panel.
+// once per run and batch matrix, in panels of the table's width; A rows are packed 6 at a time into the microkernel's panel.
 // Tasks are (block of 6 rows, block of columns), so any thread count and any number of rows
 // computes every element by the same chain.
 #include <algorithm>
@@ -17,24 +17,24 @@ const Tensor* graph_constant(const Graph& g, const std::string& name) {
   return it == g.initializers.end() ? nullptr : &it->second;
 }
 
-void pack_b_panels(const float* b, int64_t K, int64_t N, int64_t ks, int64_t js, float* dst) {
-  for (int64_t j0 = 0; j0 < N; j0 += kNR) {
-    int64_t nr = std::min<int64_t>(kNR, N - j0);
-    float* panel = dst + (j0 / kNR) * K * kNR;
+void pack_b_panels(const float* b, int64_t K, int64_t N, int64_t ks, int64_t js, int NR, float* dst) {
+  for (int64_t j0 = 0; j0 < N; j0 += NR) {
+    int64_t nr = std::min<int64_t>(NR, N - j0);
+    float* panel = dst + (j0 / NR) * K * NR;
     for (int64_t k = 0; k < K; ++k)
-      for (int64_t j = 0; j < kNR; ++j) panel[k * kNR + j] = j < nr ? b[k * ks + (j0 + j) * js] : 0.0f;
+      for (int64_t j = 0; j < NR; ++j) panel[k * NR + j] = j < nr ? b[k * ks + (j0 + j) * js] : 0.0f;
   }
 }
 
 namespace {
 
-int64_t panels_of(int64_t n) { return (n + kNR - 1) / kNR; }
+int64_t panels_of(int64_t n, int64_t nr) { return (n + nr - 1) / nr; }
 
 // Y (R x N, row stride N) = A (R x K, row stride K) x packed B, plus bias[j] when given.
 void gemm_rows(const F32Kernels* k, const float* A, int64_t R, int64_t K, const float* bp, int64_t N,
                const float* bias, float* Y, int threads) {
-  constexpr int64_t kPanelsPerTask = 8;
-  int64_t row_blocks = (R + kMR - 1) / kMR, col_blocks = (panels_of(N) + kPanelsPerTask - 1) / kPanelsPerTask;
+  const int64_t NR = k->nr, kPanelsPerTask = 128 / NR;  // 128 columns per task
+  int64_t row_blocks = (R + kMR - 1) / kMR, col_blocks = (panels_of(N, NR) + kPanelsPerTask - 1) / kPanelsPerTask;
   parallel_for(row_blocks * col_blocks, threads, [&](int64_t task) {
     int64_t rb = task / col_blocks, cb = task % col_blocks;
     int64_t r0 = rb * kMR;
@@ -42,11 +42,11 @@ void gemm_rows(const F32Kernels* k, const float* A, int64_t R, int64_t K, const 
     std::vector<float> ap(static_cast<size_t>(K * kMR), 0.0f);
     for (int i = 0; i < mr; ++i)
       for (int64_t kk = 0; kk < K; ++kk) ap[kk * kMR + i] = A[(r0 + i) * K + kk];
-    int64_t j_end = std::min(N, (cb + 1) * kPanelsPerTask * kNR);
-    for (int64_t j0 = cb * kPanelsPerTask * kNR; j0 < j_end; j0 += kNR) {
-      int nr = static_cast<int>(std::min<int64_t>(kNR, N - j0));
+    int64_t j_end = std::min(N, (cb + 1) * kPanelsPerTask * NR);
+    for (int64_t j0 = cb * kPanelsPerTask * NR; j0 < j_end; j0 += NR) {
+      int nr = static_cast<int>(std::min<int64_t>(NR, N - j0));
       float* y = Y + r0 * N + j0;
-      k->gemm_6x16(K, ap.data(), bp + (j0 / kNR) * K * kNR, y, N, mr, nr);
+      k->gemm(K, ap.data(), bp + (j0 / NR) * K * NR, y, N, mr, nr);
       if (bias)
         for (int i = 0; i < mr; ++i)
           for (int j = 0; j < nr; ++j) y[i * N + j] = y[i * N + j] + bias[j0 + j];
@@ -60,8 +60,8 @@ class MatMulF32 final : public PreparedKernel {
     if (!b) return;
     K_ = b->dim(0);
     N_ = b->dim(1);
-    packed_.resize(static_cast<size_t>(panels_of(N_) * K_ * kNR));
-    pack_b_panels(b->data<float>(), K_, N_, N_, 1, packed_.data());
+    packed_.resize(static_cast<size_t>(panels_of(N_, k->nr) * K_ * k->nr));
+    pack_b_panels(b->data<float>(), K_, N_, N_, 1, k->nr, packed_.data());
   }
 
   bool run(KernelContext& c) const override {
@@ -85,9 +85,9 @@ class MatMulF32 final : public PreparedKernel {
     ys.push_back(N);
     Tensor& y = c.output(0, DType::Float32, ys, K == 0);
     int64_t nb = shape_numel(abatch), bstep = bbatch.empty() ? 0 : K * N;
-    std::vector<float> bp(static_cast<size_t>(panels_of(N) * K * kNR));
+    std::vector<float> bp(static_cast<size_t>(panels_of(N, k_->nr) * K * k_->nr));
     for (int64_t i = 0; i < nb; ++i) {
-      if (i == 0 || bstep) pack_b_panels(b.data<float>() + i * bstep, K, N, N, 1, bp.data());
+      if (i == 0 || bstep) pack_b_panels(b.data<float>() + i * bstep, K, N, N, 1, k_->nr, bp.data());
       gemm_rows(k_, a.data<float>() + i * M * K, M, K, bp.data(), N, nullptr, y.data<float>() + i * M * N, c.threads);
     }
     return true;
@@ -105,8 +105,8 @@ class GemmF32 final : public PreparedKernel {
   GemmF32(const F32Kernels* k, const Tensor& b, bool tb, const Tensor* cc, float beta) : k_(k) {
     K_ = tb ? b.dim(1) : b.dim(0);
     N_ = tb ? b.dim(0) : b.dim(1);
-    packed_.resize(static_cast<size_t>(panels_of(N_) * K_ * kNR));
-    pack_b_panels(b.data<float>(), K_, N_, tb ? 1 : N_, tb ? K_ : 1, packed_.data());
+    packed_.resize(static_cast<size_t>(panels_of(N_, k->nr) * K_ * k->nr));
+    pack_b_panels(b.data<float>(), K_, N_, tb ? 1 : N_, tb ? K_ : 1, k->nr, packed_.data());
     if (cc && beta != 0.0f) {
       bias_.resize(static_cast<size_t>(N_));
       for (int64_t j = 0; j < N_; ++j) bias_[j] = beta * cc->data<float>()[cc->numel() == 1 ? 0 : j];

@@ -1,9 +1,11 @@
 // MaxPool on integer codes (what a Move op of an 8- or 16-bit program runs, docs/arithmetic.md
-// §5.7: max commutes with the monotone code map, so the pool runs on the codes). The reference
-// kernel visits each window element by element through its generic numeric type; this one keeps
-// a running max per output row, tap by tap (ref::for_each_tap_row), in the code type. Max is
-// exact and order-free, so the bits are the reference's. Declines float inputs (NaN rules stay
-// with the reference) and the Indices output.
+// §5.7: max commutes with the monotone code map, so the pool runs on the codes) and on float32.
+// The reference kernel visits each window element by element through its generic numeric type;
+// this one keeps a running max per output row, tap by tap (ref::for_each_tap_row), in the
+// element type. Max of codes is exact and order-free. For floats the taps of each output element
+// arrive in the reference's window order and are kept by the reference's rule (a greater value,
+// or the first NaN, replaces the best; start -Inf), so NaNs, signed zeros and empty windows give
+// the reference's bits. Declines the Indices output.
 #include <algorithm>
 #include <limits>
 
@@ -14,14 +16,14 @@
 namespace fixpoint::fk {
 namespace {
 
-class MaxPoolCodes final : public PreparedKernel {
+class MaxPoolFast final : public PreparedKernel {
  public:
-  explicit MaxPoolCodes(const Node& n) : node_(n) {}
+  explicit MaxPoolFast(const Node& n) : node_(n) {}
   bool run(KernelContext& c) const override {
     const Tensor& x = c.in(0);
     DType t = x.dtype();
-    bool codes = t == DType::UInt8 || t == DType::Int8 || t == DType::UInt16 || t == DType::Int16;
-    if (!codes || c.wants_output(1) || x.rank() < 3 || x.rank() > 5) return false;
+    bool ok = t == DType::UInt8 || t == DType::Int8 || t == DType::UInt16 || t == DType::Int16 || t == DType::Float32;
+    if (!ok || c.wants_output(1) || x.rank() < 3 || x.rank() > 5) return false;
     ref::Window w = ref::sliding_window(node_, x.shape(), {}, true), w3 = ref::to_3d(w);
     Shape ys = {x.dim(0), x.dim(1)};
     ys.insert(ys.end(), w.out.begin(), w.out.end());
@@ -35,14 +37,23 @@ class MaxPoolCodes final : public PreparedKernel {
       parallel_for(x.dim(0) * x.dim(1), c.threads, [&](int64_t nc) {
         const T* xp = px + nc * in_plane;
         T* yp = py + nc * out_plane;
-        std::fill(yp, yp + out_plane, std::numeric_limits<T>::lowest());  // a window with no element: as the reference
+        // A window with no element: as the reference (-Inf for floats, the lowest code else).
+        std::fill(yp, yp + out_plane,
+                  std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest());
         for (int64_t kd = 0; kd < w3.kernel[0]; ++kd)
           for (int64_t kh = 0; kh < w3.kernel[1]; ++kh)
             for (int64_t kw = 0; kw < w3.kernel[2]; ++kw)
               ref::for_each_tap_row(w3, kd, kh, kw, [&](int64_t orow, int64_t irow, const ref::ColumnRange& cr) {
                 T* yr = yp + orow * ow_n;
                 const T* xr = xp + irow * w3.in[2] + cr.off;
-                for (int64_t ow = cr.lo; ow < cr.hi; ++ow) yr[ow] = std::max(yr[ow], xr[ow * s2]);
+                if constexpr (std::is_floating_point_v<T>) {
+                  for (int64_t ow = cr.lo; ow < cr.hi; ++ow) {
+                    T v = xr[ow * s2], b = yr[ow];
+                    yr[ow] = (v > b || (v != v && b == b)) ? v : b;
+                  }
+                } else {
+                  for (int64_t ow = cr.lo; ow < cr.hi; ++ow) yr[ow] = std::max(yr[ow], xr[ow * s2]);
+                }
               });
       });
     };
@@ -50,6 +61,7 @@ class MaxPoolCodes final : public PreparedKernel {
       case DType::UInt8: pool(uint8_t{}); break;
       case DType::Int8: pool(int8_t{}); break;
       case DType::UInt16: pool(uint16_t{}); break;
+      case DType::Float32: pool(float{}); break;
       default: pool(int16_t{}); break;
     }
     return true;
@@ -61,8 +73,8 @@ class MaxPoolCodes final : public PreparedKernel {
 
 }  // namespace
 
-std::unique_ptr<PreparedKernel> prepare_maxpool_codes(const Node& n, const Graph&) {
-  return std::make_unique<MaxPoolCodes>(n);
+std::unique_ptr<PreparedKernel> prepare_maxpool_fast(const Node& n, const Graph&) {
+  return std::make_unique<MaxPoolFast>(n);
 }
 
 }  // namespace fixpoint::fk

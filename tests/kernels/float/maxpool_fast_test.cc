@@ -1,9 +1,13 @@
-// MaxPool on integer codes (src/kernels/float/maxpool_fast.cc) against the reference kernel, bit
-// for bit, on seeded random geometries (1-3 spatial dims, strides, dilations, pads, ceil_mode)
-// and code types, at 1 and 2 threads; it declines float inputs and the Indices output.
+// MaxPool on integer codes and float32 (src/kernels/float/maxpool_fast.cc) against the reference
+// kernel, bit for bit, on seeded random geometries (1-3 spatial dims, strides, dilations, pads,
+// ceil_mode) and element types, at 1 and 2 threads; floats drawn so that windows meet NaNs of
+// different payloads (the first must win), signed zeros (the first must stay) and infinities. It
+// declines the Indices output.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 
 #include "fixpoint/runtime.h"
@@ -12,10 +16,15 @@
 namespace fixpoint {
 namespace {
 
-TEST(MaxPoolCodes, MatchesReferenceBitExactly) {
+TEST(MaxPoolFast, MatchesReferenceBitExactly) {
   uint32_t first = 1, count = 300;
   if (const char* s = std::getenv("FIXPOINT_TEST_SEED")) first = static_cast<uint32_t>(std::strtoul(s, nullptr, 10)), count = 1;
-  const DType types[] = {DType::UInt8, DType::Int8, DType::UInt16, DType::Int16};
+  const DType types[] = {DType::UInt8, DType::Int8, DType::UInt16, DType::Int16, DType::Float32};
+  // NaNs with two payloads, signed zeros, infinities and a few ordinary values.
+  uint32_t nan_a = 0x7fc00001u, nan_b = 0xffc00002u;
+  float special[8] = {0.0f, -0.0f, INFINITY, -INFINITY, 1.5f, -2.25f, 0.0f, 0.0f};
+  std::memcpy(&special[6], &nan_a, 4);
+  std::memcpy(&special[7], &nan_b, 4);
   for (uint32_t seed = first; seed < first + count; ++seed) {
     std::mt19937 rng(seed);
     auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
@@ -40,33 +49,38 @@ TEST(MaxPoolCodes, MatchesReferenceBitExactly) {
     n.attrs["dilations"] = Attribute::of_ints(dil);
     n.attrs["pads"] = Attribute::of_ints(pads);
     if (pick(0, 3) == 0) n.attrs["ceil_mode"] = Attribute::of_int(1);
-    DType t = types[pick(0, 3)];
+    DType t = types[pick(0, 4)];
     Tensor x(t, xs);
-    for (int64_t i = 0; i < x.numel(); ++i) x.set_f64(i, static_cast<double>(pick(t == DType::Int8 ? -128 : t == DType::Int16 ? -32768 : 0, t == DType::UInt8 ? 255 : t == DType::Int8 ? 127 : t == DType::UInt16 ? 65535 : 32767)));
+    bool sparse_nan = pick(0, 1);
+    for (int64_t i = 0; t == DType::Float32 && i < x.numel(); ++i) {
+      int64_t j = pick(0, 7);                                        // NaN in a quarter of the elements
+      if (sparse_nan && j >= 6 && pick(0, 9) > 0) j = pick(0, 5);  // or in about 2.5%
+      x.data<float>()[i] = special[j];
+    }
+    for (int64_t i = 0; t != DType::Float32 && i < x.numel(); ++i) x.set_f64(i, static_cast<double>(pick(t == DType::Int8 ? -128 : t == DType::Int16 ? -32768 : 0, t == DType::UInt8 ? 255 : t == DType::Int8 ? 127 : t == DType::UInt16 ? 65535 : 32767)));
     std::vector<const Tensor*> ins = {&x};
     Tensor want = run_node(n, ins).at(0);
-    auto k = fk::prepare_maxpool_codes(n, Graph{});
+    auto k = fk::prepare_maxpool_fast(n, Graph{});
     for (int threads : {1, 2}) {
       std::vector<Tensor> outs(1);
       KernelContext ctx(n, ins, outs, nullptr);
       ctx.threads = threads;
       ASSERT_TRUE(k->run(ctx)) << n.name;
       ASSERT_EQ(shape_str(outs[0].shape()), shape_str(want.shape())) << n.name;
-      for (int64_t i = 0; i < want.numel(); ++i)
-        ASSERT_EQ(outs[0].get_f64(i), want.get_f64(i)) << n.name << " element " << i << " threads " << threads;
+      ASSERT_EQ(std::memcmp(outs[0].raw(), want.raw(), want.nbytes()), 0) << n.name << " threads " << threads;
     }
   }
 }
 
-TEST(MaxPoolCodes, DeclinesFloatInputsAndTheIndicesOutput) {
+TEST(MaxPoolFast, DeclinesFloat64InputsAndTheIndicesOutput) {
   Node n;
   n.name = "pool";
   n.op_type = "MaxPool";
   n.inputs = {"x"};
   n.outputs = {"y"};
   n.attrs["kernel_shape"] = Attribute::of_ints({2, 2});
-  auto k = fk::prepare_maxpool_codes(n, Graph{});
-  Tensor xf(DType::Float32, {1, 1, 4, 4}), xq(DType::UInt8, {1, 1, 4, 4});
+  auto k = fk::prepare_maxpool_fast(n, Graph{});
+  Tensor xf(DType::Float64, {1, 1, 4, 4}), xq(DType::UInt8, {1, 1, 4, 4});
   std::vector<Tensor> outs(1);
   std::vector<const Tensor*> fin = {&xf};
   KernelContext cf(n, fin, outs, nullptr);
