@@ -5,7 +5,11 @@
 // NR input values:
 // the input row itself for 1x1 stride-1 convolutions and for interior panels of stride-1 ones
 // (no im2col copy), a shared zero row for padding rows, and rows packed only for strided or
-// border columns. The table's 6 x NR microkernel computes every tile, one fma chain per output element
+// border columns. 1-D/2-D convolutions that are not pointwise read no packed rows at all: the
+// input is rewritten once into zero-padded stride-phase planes, and the GEMM runs over virtual
+// output positions of the phase width, where every tap is a constant offset (phase_gemm, the
+// float form of the integer implicit GEMM of src/kernels/x86/conv_implicit.cc). The table's
+// 6 x NR microkernel computes every tile, one fma chain per output element
 // (F1), and adds the bias after the chain, as the reference does. Depthwise convolutions run
 // the direct plane kernel (no packing). Each output element is computed by the same chain
 // whatever the block, the batch size or the thread count, so all of them give the same bits.
@@ -64,9 +68,12 @@ class ConvF32 final : public PreparedKernel {
     ref::ConvGeometry geo = ref::conv_geometry(c.node, x.shape(), wshape_);
     Tensor& y = c.output(0, DType::Float32, geo.out_shape, false);  // every element written
     const ref::Window& w3 = geo.w3;
-    // Depthwise over (at most) 2 spatial dims: the depth axis of the 3-D window is trivial.
-    if (geo.cg == 1 && geo.mg == 1 && w3.kernel[0] == 1 && w3.in[0] == 1 && w3.out[0] == 1 && w3.pad_begin[0] == 0)
+    // At most 2 spatial dims: the depth axis of the 3-D window is trivial.
+    bool planar = w3.kernel[0] == 1 && w3.in[0] == 1 && w3.out[0] == 1 && w3.pad_begin[0] == 0;
+    if (planar && geo.cg == 1 && geo.mg == 1)
       depthwise(geo, x.data<float>(), y.data<float>(), c.threads);
+    else if (planar && !is_pointwise(geo))
+      phase_gemm(geo, x.data<float>(), y.data<float>(), c.threads);
     else
       gemm(geo, x.data<float>(), y.data<float>(), c.threads);
     return true;
@@ -95,8 +102,7 @@ class ConvF32 final : public PreparedKernel {
     const int64_t NR = k_->nr;
     const ref::Window& w = geo.w3;
     const Shape &in = w.in, &out = w.out, &kern = w.kernel, &s = w.stride, &d = w.dilation, &pb = w.pad_begin;
-    bool pointwise = geo.ks == 1 && s[0] == 1 && s[1] == 1 && s[2] == 1 && pb[0] == 0 && pb[1] == 0 &&
-                     pb[2] == 0 && in == out;
+    bool pointwise = is_pointwise(geo);
     for (int64_t j0 = 0; j0 < cols; j0 += NR) {
       int64_t nr = std::min<int64_t>(NR, cols - j0), p = p0 + j0;
       const float** r = rows + (j0 / NR) * Kc_;
@@ -160,6 +166,104 @@ class ConvF32 final : public PreparedKernel {
             }
       }
     }
+  }
+
+  static bool is_pointwise(const ref::ConvGeometry& geo) {
+    const ref::Window& w = geo.w3;
+    const Shape &s = w.stride, &pb = w.pad_begin;
+    return geo.ks == 1 && s[0] == 1 && s[1] == 1 && s[2] == 1 && pb[0] == 0 && pb[1] == 0 && pb[2] == 0 && w.in == w.out;
+  }
+
+  // 1-D/2-D convolutions without an indirection copy. Each input channel of a (batch row, group)
+  // is written once, zero-padded to the window's reach, as its sy x sx stride phases (phase
+  // (py, px) holds padded pixels (r sy + py, c sx + px), Hq x Wq of them). Output (oh, ow) at tap
+  // (kh, kw) reads phase ((kh dh) % sy, (kw dw) % sx) at (oh + kh dh / sy, ow + kw dw / sx), so
+  // over virtual positions p = oh Wq + ow (columns ow >= OW computed and dropped) the B row of
+  // k = (ci, kh, kw) for the NR positions from p is the plane at p + a constant per k: K row
+  // pointers per panel, nothing copied. Same k order and the same zeros for padding as gemm(),
+  // so the same chains (F1) and the same bits.
+  void phase_gemm(const ref::ConvGeometry& geo, const float* x, float* y, int threads) const {
+    const ref::Window& w = geo.w3;
+    const int64_t NR = k_->nr, sy = w.stride[1], sx = w.stride[2], OH = w.out[1], OW = w.out[2];
+    const int64_t H = w.in[1], W = w.in[2], KH = w.kernel[1], KW = w.kernel[2];
+    const int64_t Hq = ((OH - 1) * sy + (KH - 1) * w.dilation[1]) / sy + 1;
+    const int64_t Wq = ((OW - 1) * sx + (KW - 1) * w.dilation[2]) / sx + 1;
+    const int64_t plane = Hq * Wq, phases = sy * sx, Pv = OH * Wq;
+    std::vector<int64_t> k_off(static_cast<size_t>(Kc_));
+    for (int64_t ci = 0, k = 0; ci < geo.cg; ++ci)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw, ++k) {
+          int64_t dy = kh * w.dilation[1], dx = kw * w.dilation[2];
+          k_off[static_cast<size_t>(k)] = (ci * phases + dy % sy * sx + dx % sx) * plane + dy / sy * Wq + dx / sx;
+        }
+    // A panel reads NR positions from p < Pv: past the last plane by at most Wq + NR floats.
+    const int64_t per_ng = geo.cg * phases * plane + Wq + NR;
+    const int64_t ng_count = geo.N * group_;
+    std::unique_ptr<float[]> planes(new float[static_cast<size_t>(ng_count * per_ng)]);
+    parallel_for(ng_count * geo.cg, threads, [&](int64_t t) {
+      int64_t ng = t / geo.cg, ci = t % geo.cg;
+      const float* xc = x + ((ng / group_) * geo.C + (ng % group_) * geo.cg + ci) * geo.in_plane;
+      float* dst = planes.get() + ng * per_ng + ci * phases * plane;
+      for (int64_t ph = 0; ph < phases; ++ph)
+        for (int64_t r = 0; r < Hq; ++r) {
+          float* row = dst + ph * plane + r * Wq;
+          int64_t ih = r * sy + ph / sx - w.pad_begin[1];
+          if (ih < 0 || ih >= H) {
+            std::fill(row, row + Wq, 0.0f);
+            continue;
+          }
+          const float* src = xc + ih * W;
+          for (int64_t c = 0, iw = ph % sx - w.pad_begin[2]; c < Wq; ++c, iw += sx) row[c] = iw >= 0 && iw < W ? src[iw] : 0.0f;
+        }
+      if (ci == geo.cg - 1) std::fill(planes.get() + ng * per_ng + geo.cg * phases * plane, planes.get() + (ng + 1) * per_ng, 0.0f);
+    });
+    constexpr int64_t kKc = 256;  // K blocks, as in gemm()
+    int64_t cols = std::clamp<int64_t>((32768 / std::min(std::max<int64_t>(Kc_, 1), kKc)) / NR * NR, NR, 256);
+    int64_t blocks = (Pv + cols - 1) / cols, base_tasks = ng_count * blocks;
+    int64_t mchunks = std::clamp<int64_t>((2 * threads + base_tasks - 1) / base_tasks, 1, panels_);
+    int64_t per_chunk = (panels_ + mchunks - 1) / mchunks, tasks = base_tasks * mchunks;
+    const size_t max_rows = static_cast<size_t>(cols / NR * Kc_), tile = static_cast<size_t>(per_chunk * kMR * cols);
+    std::vector<std::unique_ptr<const float*[]>> row_lists(parallel_slots(tasks, threads));
+    std::vector<std::unique_ptr<float[]>> tiles(row_lists.size());
+    parallel_for_slots(tasks, threads, [&](int64_t task, int slot) {
+      if (!row_lists[slot]) {
+        row_lists[slot].reset(new const float*[max_rows]);
+        tiles[slot].reset(new float[tile]);
+      }
+      const float** rows = row_lists[slot].get();
+      float* acc = tiles[slot].get();  // the chunk's rows x cols virtual positions, row stride cols
+      int64_t mc = task % mchunks, bt = task / mchunks;
+      int64_t blk = bt % blocks, ng = bt / blocks, g = ng % group_, n = ng / group_;
+      int64_t p0 = blk * cols, nc = std::min(cols, Pv - p0);
+      int64_t mp0 = mc * per_chunk, mp1 = std::min(panels_, mp0 + per_chunk);
+      if (mp0 >= mp1) return;
+      const float* base = planes.get() + ng * per_ng + p0;
+      for (int64_t j = 0; j * NR < nc; ++j)
+        for (int64_t k = 0; k < Kc_; ++k) rows[j * Kc_ + k] = base + j * NR + k_off[static_cast<size_t>(k)];
+      for (int64_t k0 = 0; k0 < Kc_; k0 += kKc) {
+        int64_t kk = std::min(kKc, Kc_ - k0);
+        bool last = k0 + kk == Kc_;
+        for (int64_t mp = mp0; mp < mp1; ++mp) {
+          const float* a = packed_.data() + ((g * panels_ + mp) * Kc_ + k0) * kMR;
+          int mr = static_cast<int>(std::min<int64_t>(kMR, mg_ - mp * kMR));
+          const float* bias = last ? bias_.data() + g * mg_ + mp * kMR : nullptr;
+          for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+            int nr = static_cast<int>(std::min<int64_t>(NR, nc - j0));
+            k_->gemm_indirect(kk, a, rows + (j0 / NR) * Kc_ + k0, bias, k0 > 0, acc + (mp - mp0) * kMR * cols + j0, cols,
+                              mr, nr);
+          }
+        }
+      }
+      // The valid positions (ow < OW) of each output row the block covers.
+      float* yg = y + (n * M_ + g * mg_) * geo.out_plane;
+      for (int64_t p = p0; p < p0 + nc;) {
+        int64_t oh = p / Wq, ow = p % Wq, end = std::min(p0 + nc, (oh + 1) * Wq);
+        int64_t run = std::min(OW, ow + (end - p)) - ow;
+        for (int64_t m = mp0 * kMR; run > 0 && m < std::min(mg_, mp1 * kMR); ++m)
+          std::copy_n(acc + (m - mp0 * kMR) * cols + (p - p0), run, yg + m * geo.out_plane + oh * OW + ow);
+        p = end;
+      }
+    });
   }
 
   void gemm(const ref::ConvGeometry& geo, const float* x, float* y, int threads) const {
