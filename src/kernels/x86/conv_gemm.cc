@@ -316,6 +316,12 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     pw->depthwise_row64 = depthwise_row_s32_avx2;
   }
   bool depthwise = is_depthwise(op);
+  const GemmPairsKernel* pairs = gemm_s16_pairs_for(isa);
+  if (pairs && is_16bit(in_type) && !depthwise && (w.rank() == 3 || w.rank() == 4) && op.is<params::Conv>()) {
+    pw->pairs = pairs;
+    pw->w16 = {pack_conv_pairs(w, pw->Kp, pw->kb, pw->w_sum64)};
+    return pw;
+  }
   const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
   if (u8 && !is_16bit(in_type) && w.dtype() == DType::Int8 && !depthwise) {
     pw->u8 = u8;
@@ -659,7 +665,7 @@ void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
 
 void run_packed(qref::QContext& c, const PackedWeights& pw) {
   if (c.in.at(0)->dtype() != pw.in_type) return find_runtime_kernel(std::string(c.op.kind()))(c);
-  if (c.op.is<params::Conv>()) return pw.implicit ? conv_implicit_u8(c, pw) : conv_gemm(c, pw);
+  if (c.op.is<params::Conv>()) return pw.pairs ? conv_implicit_s16(c, pw) : pw.implicit ? conv_implicit_u8(c, pw) : conv_gemm(c, pw);
   matmul_gemm(c, pw);
 }
 

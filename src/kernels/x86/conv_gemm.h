@@ -34,11 +34,14 @@ struct PackedWeights {
   bool implicit = false;                  // u8 x s8 Conv as an implicit GEMM (conv_implicit.cc)
   std::vector<int8_t> w8;                 // u8 x s8: rows x Kp (implicit: pack_conv_quads' k order)
   std::vector<int32_t> w8_sum;            // u8 x s8: sum_k w[m][k] per row
-  std::vector<std::vector<int16_t>> w16;  // int16 GEMM: one or two planes of rows x Kp
+  std::vector<std::vector<int16_t>> w16;  // int16 GEMM: one or two planes of rows x Kp (pairs: pack_conv_pairs)
+  const GemmPairsKernel* pairs = nullptr; // set: 16-bit codes' Conv on the pairs kernel (conv_implicit.cc)
+  int64_t kb = 0;                         // pairs: k per int32 block
+  std::vector<int64_t> w_sum64;           // pairs: sum_k w[m][k] per row
   RequantRowFn requant = nullptr;         // the ISA's vector (13) for Conv rows, if it has one
   DepthwiseRowFn depthwise_row = nullptr;      // the ISA's depthwise tap over a row (8-bit codes)
   DepthwiseRow64Fn depthwise_row64 = nullptr;  // the same for 16-bit codes (int64 sums)
-  const char* kernel_name() const { return u8 ? u8->name : s16->name; }
+  const char* kernel_name() const { return pairs ? pairs->name : u8 ? u8->name : s16->name; }
 };
 
 // Packs a Conv or Gemm/MatMul op's weights for `isa`'s GEMM; nullptr when the op cannot take
@@ -53,6 +56,10 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw);
 bool implicit_conv_applies(const QOp& op, const GemmU8S8Kernel& k);
 std::vector<int8_t> pack_conv_quads(const Tensor& w, int64_t& Kp);
 void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw);
+// The same for 16-bit codes (any weights) on the int16 pairs kernel: pack_conv_pairs packs the
+// weights in its k order, blocked by kb (each block's int32 sums exact), with each row's sum.
+std::vector<int16_t> pack_conv_pairs(const Tensor& w, int64_t& Kp, int64_t& kb, std::vector<int64_t>& sums);
+void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw);
 void matmul_gemm(qref::QContext& c, const PackedWeights& pw);
 // ConvTranspose (22): a GEMM per group (weights x transposed input) and an exact col2im (8-bit
 // codes; requires gemm_path_applies(c)).

@@ -15,6 +15,12 @@
 // order (pack_conv_quads): k = (quad * taps + tap) * 4 + channel % 4, channels past the group's
 // count with weight 0. The rewrite costs one pass over the input instead of an im2col copy
 // taps times its size.
+//
+// 16-bit codes (conv_implicit_s16) take the same planes with two channels per word, as the two
+// byte planes of the shifted code u = uh 2^8 + ul (u = q + 32768 for int16 codes, q for uint16):
+// sum (q - z) w = 2^8 sum uh w + sum ul w - z_u sum w, each byte plane's sum on the int16 pairs
+// kernel (gemm_s16.h; bytes times 8- or 16-bit weights) in blocks of k short enough for int32
+// (pack_conv_pairs), the blocks and planes added in int64, then RQ (13) as the reference does.
 #include <emmintrin.h>  // SSE2 (x86-64 baseline): the quad interleave
 
 #include <cstring>
@@ -23,6 +29,7 @@
 #include "conv_epilogue.h"
 #include "conv_gemm.h"
 #include "fixpoint/parallel.h"
+#include "task_buffer.h"
 
 namespace fixpoint::xk {
 namespace {
@@ -33,14 +40,15 @@ constexpr int64_t kMinTasks = 8;    // below this many position tasks, output ch
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Where the implicit GEMM reads: the phase planes of one (batch row, group) and the word offset
-// of each (channel quad, tap) group of k.
-struct QuadPlanes {
+// of each (channel word, tap) group of k (a word: four channels' 8-bit codes, or two channels'
+// 16-bit values; CQ words per pixel).
+struct WordPlanes {
   int64_t sy, sx, Hq, Wq, CQ;
   int64_t plane;                 // words per (phase, channel quad)
   int64_t words;                 // words per (batch row, group), slack included
   std::vector<int64_t> k_off;    // per group of four k: word offset of its reads at position 0
 
-  QuadPlanes(const ref::ConvGeometry& geo, int64_t cq) : CQ(cq) {
+  WordPlanes(const ref::ConvGeometry& geo, int64_t cq) : CQ(cq) {
     const ref::Window& w = geo.w3;
     sy = w.stride[1];
     sx = w.stride[2];
@@ -65,7 +73,7 @@ struct QuadPlanes {
 // Writes the phase planes of batch row b, group g (QuadPlanes) for codes read as bytes and
 // shifted by `flip` (0x80 for int8 codes: + 128), padding = z_u, channels past cg = 0. Tasks
 // split (phase, channel quad) planes.
-void fill_quad_planes(const ref::ConvGeometry& geo, const QuadPlanes& qp, const uint8_t* x, uint8_t flip, uint8_t zu,
+void fill_quad_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const uint8_t* x, uint8_t flip, uint8_t zu,
                       int64_t b, int64_t g, uint8_t* dst, int threads) {
   const ref::Window& w = geo.w3;
   const int64_t H = w.in[1], W = w.in[2], cg = geo.cg;
@@ -114,6 +122,90 @@ void fill_quad_planes(const ref::ConvGeometry& geo, const QuadPlanes& qp, const 
   });
 }
 
+// Writes byte plane `byte` (0: low, 1: high) of the phase planes of batch row b, group g for
+// 16-bit codes: each word two channels' bytes of u = code ^ flip (0x8000 for int16 codes) as
+// int16 values in [0, 255], padding = z_u's byte, channels past cg = 0. Tasks split (phase,
+// channel pair) planes.
+void fill_pair_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const uint16_t* x, uint16_t flip, int64_t zu,
+                      int byte, int64_t b, int64_t g, int16_t* dst, int threads) {
+  const ref::Window& w = geo.w3;
+  const int64_t H = w.in[1], W = w.in[2], cg = geo.cg;
+  const int64_t pt = w.pad_begin[1], pl = w.pad_begin[2];
+  const int sh = 8 * byte;
+  parallel_for(qp.sy * qp.sx * qp.CQ, threads, [&](int64_t t) {
+    int64_t phase = t / qp.CQ, q = t % qp.CQ, py = phase / qp.sx, px = phase % qp.sx;
+    int16_t* out = dst + t * qp.plane * 2;
+    ref::ColumnRange cols = ref::valid_columns(px - pl, qp.sx, W, qp.Wq);
+    int64_t lo = std::min(cols.lo, qp.Wq), hi = std::min(std::max(cols.hi, lo), qp.Wq);
+    int real = static_cast<int>(std::min<int64_t>(2, cg - q * 2));
+    int16_t pad[2] = {static_cast<int16_t>((zu >> sh) & 255), static_cast<int16_t>(real > 1 ? (zu >> sh) & 255 : 0)};
+    const __m128i vflip = _mm_set1_epi16(static_cast<short>(flip)), mask = _mm_set1_epi16(255);
+    for (int64_t r = 0; r < qp.Hq; ++r) {
+      int16_t* row = out + r * qp.Wq * 2;
+      int64_t ih = r * qp.sy + py - pt;
+      auto pad_cols = [&](int64_t from, int64_t to) {
+        for (int64_t c = from; c < to; ++c) row[2 * c] = pad[0], row[2 * c + 1] = pad[1];
+      };
+      if (ih < 0 || ih >= H || hi <= lo) {
+        pad_cols(0, qp.Wq);
+        continue;
+      }
+      const uint16_t* src[2];  // the two channels' input rows, nullptr past cg
+      for (int j = 0; j < 2; ++j) src[j] = j < real ? x + ((b * geo.C + g * cg + q * 2 + j) * H + ih) * W + cols.off : nullptr;
+      pad_cols(0, lo);
+      int64_t c = lo;
+      if (qp.sx == 1) {  // 8 pixels at a time: the two channel rows' bytes interleaved into 8 words
+        for (; c + 8 <= hi; c += 8) {
+          __m128i v[2];
+          for (int j = 0; j < 2; ++j) {
+            __m128i u = src[j] ? _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src[j] + c)), vflip)
+                               : _mm_setzero_si128();
+            v[j] = _mm_and_si128(_mm_srli_epi16(u, sh), mask);
+          }
+          __m128i* o = reinterpret_cast<__m128i*>(row + c * 2);
+          _mm_storeu_si128(o, _mm_unpacklo_epi16(v[0], v[1]));
+          _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(v[0], v[1]));
+        }
+      }
+      for (; c < hi; ++c)
+        for (int j = 0; j < 2; ++j)
+          row[2 * c + j] = src[j] ? static_cast<int16_t>(((src[j][c * qp.sx] ^ flip) >> sh) & 255) : int16_t{0};
+      pad_cols(hi, qp.Wq);
+    }
+  });
+}
+
+// Tasks of an implicit conv: (batch row, group, chunk of kPositions virtual positions, block of
+// mb output channels); the channel split only when there are few position chunks (late layers:
+// 7 x 7 outputs, hundreds of channels).
+struct ImplicitTasks {
+  int64_t chunks, mb, mblocks, count;
+  ImplicitTasks(int64_t batch_groups, int64_t P, int64_t mg) : chunks(ceil_div(P, kPositions)), mb(mg) {
+    if (batch_groups * chunks < kMinTasks)
+      mb = std::max<int64_t>(6, ceil_div(ceil_div(mg, ceil_div(kMinTasks, batch_groups * chunks)), 6) * 6);
+    mblocks = ceil_div(mg, mb);
+    count = batch_groups * chunks * mblocks;
+  }
+  // Task t: batch-group index, first position, first output channel (within the group).
+  void decode(int64_t t, int64_t& bg, int64_t& p0, int64_t& m0) const {
+    bg = t / (chunks * mblocks);
+    p0 = t / mblocks % chunks * kPositions;
+    m0 = t % mblocks * mb;
+  }
+};
+
+// f(p, oh, ow, run) for each run of valid outputs (ow < OW) among virtual positions [p0, p0 + n)
+// of phase width Wq: positions p .. p + run - 1 are outputs (oh, ow .. ow + run - 1).
+template <class F>
+void for_each_valid_run(int64_t p0, int64_t n, int64_t Wq, int64_t OW, F f) {
+  for (int64_t p = p0; p < p0 + n;) {
+    int64_t oh = p / Wq, ow = p % Wq, end = std::min(p0 + n, (oh + 1) * Wq);
+    int64_t run = std::min(OW, ow + (end - p)) - ow;
+    if (run > 0) f(p, oh, ow, run);
+    p = end;
+  }
+}
+
 }  // namespace
 
 bool implicit_conv_applies(const QOp& op, const GemmU8S8Kernel& k) {
@@ -133,6 +225,99 @@ std::vector<int8_t> pack_conv_quads(const Tensor& w, int64_t& Kp) {
   return r;
 }
 
+std::vector<int16_t> pack_conv_pairs(const Tensor& w, int64_t& Kp, int64_t& kb, std::vector<int64_t>& sums) {
+  const int64_t M = w.dim(0), cg = w.dim(1), ks = w.numel() / std::max<int64_t>(M * cg, 1), CP = ceil_div(cg, 2);
+  Kp = CP * ks * 2;
+  // Block length: kb * 255 * max|w| < 2^31 keeps each block's sum exact in int32 (an even kb: a
+  // block ends on a word).
+  int64_t wmax = 1;
+  for (int64_t i = 0; i < w.numel(); ++i) wmax = std::max<int64_t>(wmax, std::llabs(static_cast<int64_t>(w.get_f64(i))));
+  kb = std::min(Kp, ((int64_t{1} << 31) - 1) / (255 * wmax) / 2 * 2);
+  std::vector<int16_t> order(static_cast<size_t>(M * Kp), 0);  // rows in (pair, tap, c % 2) k order
+  sums.assign(static_cast<size_t>(M), 0);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t kk = 0; kk < ks; ++kk) {
+        auto v = static_cast<int64_t>(w.get_f64((m * cg + ci) * ks + kk));
+        order[static_cast<size_t>(m * Kp + ((ci / 2) * ks + kk) * 2 + ci % 2)] = static_cast<int16_t>(v);
+        sums[static_cast<size_t>(m)] += v;
+      }
+  // Block by block: block [k0, k0 + n) holds M rows of n values at k0 * M.
+  std::vector<int16_t> r(order.size());
+  for (int64_t k0 = 0; k0 < Kp; k0 += kb) {
+    int64_t n = std::min(kb, Kp - k0);
+    for (int64_t m = 0; m < M; ++m)
+      std::copy_n(order.data() + m * Kp + k0, n, r.data() + k0 * M + m * n);
+  }
+  return r;
+}
+
+void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  const Tensor& wt = qref::weighted(op).weight;
+  qref::ChannelRequant rq(c);
+  ref::ConvGeometry geo = ref::conv_geometry(op.node, x.shape(), wt.shape());
+  FP_CHECK(geo.w3.in[0] == 1 && geo.w3.kernel[0] == 1 && geo.cg * geo.ks == pw.K && geo.M == pw.rows,
+           op.node.label(), ": packed weights do not fit the layer");
+  const int64_t N = geo.N, M = geo.M, group = geo.group, mg = geo.mg, OH = geo.w3.out[1], OW = geo.w3.out[2];
+  const int64_t Kp = pw.Kp, kb = pw.kb, kq = Kp / 2;
+  Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
+  WordPlanes qp(geo, ceil_div(geo.cg, 2));
+  const int64_t P = OH * qp.Wq;
+  bool int16 = x.dtype() == DType::Int16;
+  uint16_t flip = int16 ? 0x8000 : 0;
+  int64_t zu = c.in_q[0].zero_point + (int16 ? 32768 : 0);
+  const auto* xb = static_cast<const uint16_t*>(x.raw());
+
+  // Both byte planes of every (batch row, group): [bg][byte][words], the slack zeroed.
+  const int64_t bg_elems = 2 * qp.words * 2, plane_elems = qp.words * 2;
+  Scratch<int16_t> planes(c.pool, static_cast<size_t>(N * group * bg_elems));
+  for (int64_t bg = 0; bg < N * group; ++bg)
+    for (int byte = 0; byte < 2; ++byte) {
+      int16_t* d = planes.data() + bg * bg_elems + byte * plane_elems;
+      fill_pair_planes(geo, qp, xb, flip, zu, byte, bg / group, bg % group, d, c.threads);
+      int64_t used = qp.sy * qp.sx * qp.CQ * qp.plane * 2;
+      std::fill(d + used, d + plane_elems, int16_t{0});
+    }
+
+  const ImplicitTasks tasks(N * group, P, mg);
+  const GemmPairsKernel& kern = *pw.pairs;
+  qref::visit_int(y.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* yp = y.data<T>();
+    parallel_for(tasks.count, c.threads, [&](int64_t task) {
+      int64_t bg, p0, m0;
+      tasks.decode(task, bg, p0, m0);
+      int64_t b = bg / group, g = bg % group;
+      int64_t nq = std::min(kPositions, P - p0), np = ceil_div(nq, kern.n_align) * kern.n_align;
+      int64_t rows = std::min(tasks.mb, mg - m0);
+      const int16_t** bq = task_buffer<const int16_t*, __LINE__>(static_cast<size_t>(2 * kq));
+      for (int byte = 0; byte < 2; ++byte) {
+        const int16_t* base = planes.data() + bg * bg_elems + byte * plane_elems + p0 * 2;
+        for (int64_t i = 0; i < kq; ++i) bq[byte * kq + i] = base + qp.k_off[static_cast<size_t>(i)] * 2;
+      }
+      int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(rows * np));
+      int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(rows * np), int64_t{0});
+      for (int byte = 0; byte < 2; ++byte)
+        for (int64_t k0 = 0; k0 < Kp; k0 += kb) {
+          int64_t n = std::min(kb, Kp - k0);
+          kern.run({rows, np, n, pw.w16[0].data() + k0 * M + (g * mg + m0) * n, bq + byte * kq + k0 / 2, acc, np});
+          for (int64_t i = 0; i < rows * np; ++i) sum[i] += static_cast<int64_t>(acc[i]) << (8 * byte);
+        }
+      for_each_valid_run(p0, nq, qp.Wq, OW, [&](int64_t p, int64_t oh, int64_t ow, int64_t run) {
+        for (int64_t mi = 0; mi < rows; ++mi) {
+          int64_t m = g * mg + m0 + mi;
+          const int64_t* s = sum + mi * np + (p - p0);
+          int64_t a0 = rq.bias[m] - zu * pw.w_sum64[static_cast<size_t>(m)];
+          T* out = yp + (b * M + m) * OH * OW + oh * OW + ow;
+          for (int64_t i = 0; i < run; ++i) out[i] = static_cast<T>(rq(a0 + s[i], m));
+        }
+      });
+    });
+  });
+}
+
 void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
@@ -144,7 +329,7 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
   const int64_t N = geo.N, M = geo.M, group = geo.group, mg = geo.mg, OH = geo.w3.out[1], OW = geo.w3.out[2];
   const int64_t Kp = pw.Kp, CQ = ceil_div(geo.cg, 4);
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
-  QuadPlanes qp(geo, CQ);
+  WordPlanes qp(geo, CQ);
   const int64_t P = OH * qp.Wq;
   bool int8 = x.dtype() == DType::Int8;
   uint8_t flip = int8 ? 0x80 : 0;
@@ -161,41 +346,33 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
     std::memset(d + used, 0, static_cast<size_t>(bg_bytes - used));
   }
 
-  // Tasks: (batch row, group, chunk of positions, block of output channels); the channel split
-  // only when there are few position chunks (late layers: 7 x 7 outputs, hundreds of channels).
-  const int64_t chunks = ceil_div(P, kPositions);
-  int64_t mb = mg;
-  if (N * group * chunks < kMinTasks) mb = std::max<int64_t>(6, ceil_div(ceil_div(mg, ceil_div(kMinTasks, N * group * chunks)), 6) * 6);
-  const int64_t mblocks = ceil_div(mg, mb);
+  const ImplicitTasks tasks(N * group, P, mg);
   const GemmU8S8Kernel& kern = *pw.u8;
   const int64_t kq = Kp / 4;
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* yp = y.data<T>();
-    parallel_for(N * group * chunks * mblocks, c.threads, [&](int64_t task) {
-      int64_t bg = task / (chunks * mblocks), chunk = task / mblocks % chunks, m0 = task % mblocks * mb;
-      int64_t b = bg / group, g = bg % group, p0 = chunk * kPositions;
+    parallel_for(tasks.count, c.threads, [&](int64_t task) {
+      int64_t bg, p0, m0;
+      tasks.decode(task, bg, p0, m0);
+      int64_t b = bg / group, g = bg % group;
       int64_t nq = std::min(kPositions, P - p0), np = ceil_div(nq, kern.n_align) * kern.n_align;
-      int64_t rows = std::min(mb, mg - m0);
+      int64_t rows = std::min(tasks.mb, mg - m0);
       const uint8_t* base = planes.data() + bg * bg_bytes + p0 * 4;
-      std::vector<const uint8_t*> bq(static_cast<size_t>(kq));
-      for (int64_t i = 0; i < kq; ++i) bq[static_cast<size_t>(i)] = base + qp.k_off[static_cast<size_t>(i)] * 4;
-      std::vector<int32_t> acc(static_cast<size_t>(rows * np));
-      GemmU8S8Args args{rows, np, Kp, pw.w8.data() + (g * mg + m0) * Kp, nullptr, acc.data(), np, 1};
-      args.Bq = bq.data();
+      const uint8_t** bq = task_buffer<const uint8_t*, __LINE__>(static_cast<size_t>(kq));
+      for (int64_t i = 0; i < kq; ++i) bq[i] = base + qp.k_off[static_cast<size_t>(i)] * 4;
+      int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(rows * np));
+      GemmU8S8Args args{rows, np, Kp, pw.w8.data() + (g * mg + m0) * Kp, nullptr, acc, np, 1};
+      args.Bq = bq;
       kern.run(args);
-      // The valid outputs (ow < OW) of each output row the chunk covers.
-      for (int64_t p = p0; p < p0 + nq;) {
-        int64_t oh = p / qp.Wq, ow = p % qp.Wq, end = std::min(p0 + nq, (oh + 1) * qp.Wq);
-        int64_t run = std::min(OW, ow + (end - p)) - ow;
-        for (int64_t mi = 0; run > 0 && mi < rows; ++mi) {
+      for_each_valid_run(p0, nq, qp.Wq, OW, [&](int64_t p, int64_t oh, int64_t ow, int64_t run) {
+        for (int64_t mi = 0; mi < rows; ++mi) {
           int64_t m = g * mg + m0 + mi;
-          int32_t* a = acc.data() + mi * np + (p - p0);
+          int32_t* a = acc + mi * np + (p - p0);
           remove_zero_point(a, run, zu, pw.w8_sum[static_cast<size_t>(m)]);
           requant_store(rq, pw.requant, m, a, run, yp + (b * M + m) * OH * OW + oh * OW + ow);
         }
-        p = end;
-      }
+      });
     });
   });
 }

@@ -24,6 +24,11 @@ const GemmU8S8Kernel* gemm_u8s8_for(const std::string& isa) {
   return nullptr;
 }
 
+const GemmPairsKernel* gemm_s16_pairs_for(const std::string& isa) {
+  const GemmPairsKernel* k = &kGemmS16PairsAvx512Vnni;
+  return isa == k->isa && cpu_supports(k->isa) ? k : nullptr;
+}
+
 const GemmS16Kernel* selected_gemm_s16() {
   static const GemmS16Kernel* k = selected_isa() == "reference" ? nullptr : gemm_s16_for(selected_isa());
   return k;

@@ -46,4 +46,31 @@ const GemmS16Kernel* gemm_s16_for(const std::string& isa);
 // The GEMM of selected_isa() (fixpoint/cpu_isa.h), or nullptr when it is "reference".
 const GemmS16Kernel* selected_gemm_s16();
 
+// The broadcast form on pairs (AVX-512 VNNI only; gemm_bcast_avx512vnni.cc) for 16-bit
+// activations taken as byte planes (conv_implicit.cc):
+//
+//   C[m*ldm + n] = sum_{k < Kp} A[m*Kp + k] * Bq[k/2][2n + k%2]       (exact int32)
+//
+// A: int16 weight rows of Kp (even) values; Bq: Kp/2 pointers, each to N pairs of int16 (the two
+// k of one word for N consecutive outputs); N a multiple of n_align. The caller bounds
+// Kp * max|A| * max|B| < 2^31 (it splits K into blocks and adds the blocks' sums in int64).
+struct GemmPairsArgs {
+  int64_t M, N, Kp;
+  const int16_t* A;
+  const int16_t* const* Bq;
+  int32_t* C;
+  int64_t ldm;
+};
+
+struct GemmPairsKernel {
+  const char* name;  // "gemm_s16pairs_s32_avx512vnni"
+  const char* isa;
+  int n_align;
+  void (*run)(const GemmPairsArgs&);
+};
+
+extern const GemmPairsKernel kGemmS16PairsAvx512Vnni;
+// The pairs kernel for `isa` if there is one and this CPU can run it, else nullptr.
+const GemmPairsKernel* gemm_s16_pairs_for(const std::string& isa);
+
 }  // namespace fixpoint::xk

@@ -69,6 +69,27 @@ Case random_wide_conv(uint32_t seed) {
 }
 Case random_conv16(uint32_t seed) { return random_conv_x(seed, true); }
 
+// A 2-D 16-bit conv deep enough that the pairs kernel (conv_implicit_s16) sums several int32
+// blocks of k (16-bit weights: 256 k per block): 20-70 input channels, 3x3 to 5x5 windows,
+// strides, dilations, pads, groups; 16-bit weights near full scale (or 8-bit ones, one block).
+Case random_deep_conv16(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  test::ConvSpec spec;
+  spec.group = pick(0, 3) == 0 ? 2 : 1;
+  spec.x = {pick(1, 2), pick(20, 70) * spec.group};
+  spec.M = pick(1, 14) * spec.group;
+  for (int i = 0; i < 2; ++i) {
+    int64_t k = pick(3, 5);
+    spec.kernel.push_back(k);
+    spec.strides.push_back(pick(1, 2));
+    spec.dilations.push_back(pick(1, 2));
+    spec.x.push_back(pick(1, 12) + (k - 1) * spec.dilations.back());
+  }
+  spec.pads = {pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)};
+  return test::make_conv_case(spec, cat("deep_conv16_seed_", seed), rng, pick(0, 3) ? 32767 : 127, true);
+}
+
 Case random_conv_transpose_x(uint32_t seed, bool x16) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
@@ -191,7 +212,12 @@ TEST(GemmS16, EveryAvailableIsaMatchesReferenceMatMulBitExactly) { check_every_i
 // 16-bit layers (int16/uint16 codes with any zero point, 16-bit weights): the GEMM sums byte
 // planes of the operands (each below 2^8) and adds them in int64, bit-exact with the reference.
 TEST(GemmS16, SixteenBitLayersMatchReferenceBitExactlyThroughBytePlanes) {
-  check_every_isa(random_conv16, 12000, 120);
+  std::map<std::string, int> used = check_every_isa(random_conv16, 12000, 120);
+  for (const auto& [kernel, n] : check_every_isa(random_deep_conv16, 15000, 40)) used[kernel] += n;
+  for (const auto& [kernel, n] : used) std::printf("[ kernel ] %s: %d 16-bit conv layers\n", kernel.c_str(), n);
+  if (xk::gemm_s16_pairs_for("avx512vnni") && !std::getenv("FIXPOINT_TEST_SEED")) {
+    EXPECT_GT(used["gemm_s16pairs_s32_avx512vnni"], 40) << "the 16-bit convs of the VNNI ISA run on the pairs kernel";
+  }
   check_every_isa(random_conv_transpose16, 14000, 80);
   check_every_isa(random_matmul16, 13000, 60);
 }
