@@ -303,15 +303,26 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
         for (int64_t k0 = 0; k0 < Kp; k0 += kb) {
           int64_t n = std::min(kb, Kp - k0);
           kern.run({rows, np, n, pw.w16[0].data() + k0 * M + (g * mg + m0) * n, bq + byte * kq + k0 / 2, acc, np});
-          for (int64_t i = 0; i < rows * np; ++i) sum[i] += static_cast<int64_t>(acc[i]) << (8 * byte);
+          add_shifted_s32_avx512(sum, acc, rows * np, 8 * byte);  // the pairs kernel's ISA has AVX-512F
         }
+      // RQ (13) of the whole tile in place (dropped positions included: rows stay contiguous),
+      // then the valid outputs stored.
+      for (int64_t mi = 0; mi < rows; ++mi) {
+        int64_t m = g * mg + m0 + mi;
+        int64_t* s = sum + mi * np;
+        int64_t bias = rq.bias[m] - zu * pw.w_sum64[static_cast<size_t>(m)];
+        int64_t mult = rq.mult[m], n = rq.shift[m], done = 0;
+        bool vec = rq.wide && std::llabs(bias) < (int64_t{1} << 62) && mult > 0 && mult < (int64_t{1} << 31) && n >= 33 &&
+                   n <= 93 && rq.r.lo - rq.zy >= -(int64_t{1} << 62) && rq.r.hi - rq.zy < (int64_t{1} << 62);
+        if (vec) done = requant_row_s64_avx512(s, np, bias, mult, static_cast<int>(n), rq.r.lo - rq.zy, rq.r.hi - rq.zy, rq.zy);
+        for (int64_t i = done; i < np; ++i) s[i] = rq(bias + s[i], m);
+      }
       for_each_valid_run(p0, nq, qp.Wq, OW, [&](int64_t p, int64_t oh, int64_t ow, int64_t run) {
         for (int64_t mi = 0; mi < rows; ++mi) {
           int64_t m = g * mg + m0 + mi;
           const int64_t* s = sum + mi * np + (p - p0);
-          int64_t a0 = rq.bias[m] - zu * pw.w_sum64[static_cast<size_t>(m)];
           T* out = yp + (b * M + m) * OH * OW + oh * OW + ow;
-          for (int64_t i = 0; i < run; ++i) out[i] = static_cast<T>(rq(a0 + s[i], m));
+          for (int64_t i = 0; i < run; ++i) out[i] = static_cast<T>(s[i]);
         }
       });
     });
