@@ -699,6 +699,7 @@ qref::QKernelFn find_runtime_kernel(const std::string& kind) {
     if (kind == "mul") return or_reference<mul_fast>;
     if (kind == "lut") return or_reference<lut_fast>;
     if (kind == "avgpool") return or_reference<global_avgpool_fast>;
+    if (kind == "concat") return or_reference<concat_fast>;
   }
   return qref::find_integer_kernel(kind);
 }
