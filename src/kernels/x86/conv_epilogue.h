@@ -34,4 +34,18 @@ inline void requant_store(const qref::ChannelRequant& rq, RequantRowFn vec, int6
   for (i = 0; i < count; ++i) out[i] = static_cast<T>(sum[i]);
 }
 
+// sum[i] = RQ(bias + sum[i]) (13) in place for `count` int64 sums of channel ch (bias: the
+// channel's bias code, plus any zero-point term the caller folds in): the ISA's vector (13)
+// where requant.h's conditions hold (a wide layer, |bias| < 2^62 with sums far below it, m in
+// (0, 2^31), 33 <= n <= 93, lo - z and hi - z within +-2^62), else the reference's RQ.
+inline void requant_wide_in_place(const qref::ChannelRequant& rq, RequantRow64Fn vec, int64_t ch, int64_t bias, int64_t* sum,
+                                  int64_t count) {
+  int64_t mult = rq.mult[ch], n = rq.shift[ch], done = 0;
+  constexpr int64_t k62 = int64_t{1} << 62;
+  if (vec && rq.wide && (bias < 0 ? -bias : bias) < k62 && mult > 0 && mult < (int64_t{1} << 31) && n >= 33 && n <= 93 &&
+      rq.r.lo - rq.zy >= -k62 && rq.r.hi - rq.zy < k62)
+    done = vec(sum, count, bias, mult, static_cast<int>(n), rq.r.lo - rq.zy, rq.r.hi - rq.zy, rq.zy);
+  for (int64_t i = done; i < count; ++i) sum[i] = rq(bias + sum[i], ch);
+}
+
 }  // namespace fixpoint::xk

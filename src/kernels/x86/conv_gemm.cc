@@ -315,6 +315,11 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     pw->depthwise_row = depthwise_row_s16_avx2;
     pw->depthwise_row64 = depthwise_row_s32_avx2;
   }
+  if (isa == "avx512vnni") {  // AVX-512F
+    pw->depthwise_s32 = depthwise_row_s32_avx512;
+    pw->depthwise_s64 = depthwise_row_s64_avx512;
+    pw->requant64 = requant_row_s64_avx512;
+  }
   bool depthwise = is_depthwise(op);
   const GemmPairsKernel* pairs = gemm_s16_pairs_for(isa);
   if (pairs && is_16bit(in_type) && !depthwise && (w.rank() == 3 || w.rank() == 4) && op.is<params::Conv>()) {
@@ -369,6 +374,7 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
     using T = decltype(tag);
     T* yp = y.data<T>();
     if (cg == 1 && mg == 1) {
+      if (conv_depthwise_direct(c, pw)) return;
       // Depthwise: a GEMM of one weight row would spend more on im2col than on products; sum
       // tap by tap over the valid output columns instead (contiguous for stride 1, so the
       // compiler vectorizes it). One task per (batch row, channel) plane. 16-bit operands sum

@@ -41,6 +41,9 @@ struct PackedWeights {
   RequantRowFn requant = nullptr;         // the ISA's vector (13) for Conv rows, if it has one
   DepthwiseRowFn depthwise_row = nullptr;      // the ISA's depthwise tap over a row (8-bit codes)
   DepthwiseRow64Fn depthwise_row64 = nullptr;  // the same for 16-bit codes (int64 sums)
+  DepthwiseRowS32Fn depthwise_s32 = nullptr;   // 2-D depthwise rows in registers (conv_depthwise_direct)
+  DepthwiseRowS64Fn depthwise_s64 = nullptr;
+  RequantRow64Fn requant64 = nullptr;          // the ISA's vector (13) of int64 sums, if it has one
   const char* kernel_name() const { return pairs ? pairs->name : u8 ? u8->name : s16->name; }
 };
 
@@ -60,6 +63,9 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw);
 // weights in its k order, blocked by kb (each block's int32 sums exact), with each row's sum.
 std::vector<int16_t> pack_conv_pairs(const Tensor& w, int64_t& Kp, int64_t& kb, std::vector<int64_t>& sums);
 void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw);
+// 2-D depthwise Conv with the taps summed in registers (depthwise_direct.cc); false (nothing
+// done) where pw has no row kernels or the layer is not one it handles.
+bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw);
 void matmul_gemm(qref::QContext& c, const PackedWeights& pw);
 // ConvTranspose (22): a GEMM per group (weights x transposed input) and an exact col2im (8-bit
 // codes; requires gemm_path_applies(c)).

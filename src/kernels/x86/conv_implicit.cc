@@ -309,13 +309,8 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
       // then the valid outputs stored.
       for (int64_t mi = 0; mi < rows; ++mi) {
         int64_t m = g * mg + m0 + mi;
-        int64_t* s = sum + mi * np;
-        int64_t bias = rq.bias[m] - zu * pw.w_sum64[static_cast<size_t>(m)];
-        int64_t mult = rq.mult[m], n = rq.shift[m], done = 0;
-        bool vec = rq.wide && std::llabs(bias) < (int64_t{1} << 62) && mult > 0 && mult < (int64_t{1} << 31) && n >= 33 &&
-                   n <= 93 && rq.r.lo - rq.zy >= -(int64_t{1} << 62) && rq.r.hi - rq.zy < (int64_t{1} << 62);
-        if (vec) done = requant_row_s64_avx512(s, np, bias, mult, static_cast<int>(n), rq.r.lo - rq.zy, rq.r.hi - rq.zy, rq.zy);
-        for (int64_t i = done; i < np; ++i) s[i] = rq(bias + s[i], m);
+        requant_wide_in_place(rq, pw.requant64, m, rq.bias[m] - zu * pw.w_sum64[static_cast<size_t>(m)],
+                              sum + mi * np, np);
       }
       for_each_valid_run(p0, nq, qp.Wq, OW, [&](int64_t p, int64_t oh, int64_t ow, int64_t run) {
         for (int64_t mi = 0; mi < rows; ++mi) {

@@ -11,4 +11,19 @@ void depthwise_row_s16_avx2(int32_t* acc, const int16_t* x, int64_t n, int32_t w
 using DepthwiseRow64Fn = void (*)(int64_t* acc, const int32_t* x, int64_t n, int64_t w);
 void depthwise_row_s32_avx2(int64_t* acc, const int32_t* x, int64_t n, int64_t w);
 
+// One output row of a 2-D depthwise convolution from a zero-padded plane of centered codes
+// (depthwise_avx512.cc, AVX-512F): out[ow] = sum_{kh < KH, kw < KW} w[kh KW + kw] *
+// rows[kh][ow sx + kw dw] for ow < OW rounded up to 16 (out and every row readable that far:
+// the caller pads them). _s32: 8-bit codes (|x| <= 255), int32 sums; _s64: 16-bit codes
+// (|x| <= 65535), int64 sums. |w| <= 2^15, KH KW <= 256.
+struct DepthwiseRowArgs {
+  const int32_t* const* rows;  // KH input rows of the padded plane
+  const int32_t* w;            // KH x KW taps
+  int64_t KH, KW, sx, dw, OW;
+};
+using DepthwiseRowS32Fn = void (*)(const DepthwiseRowArgs& a, int32_t* out);
+using DepthwiseRowS64Fn = void (*)(const DepthwiseRowArgs& a, int64_t* out);
+void depthwise_row_s32_avx512(const DepthwiseRowArgs& a, int32_t* out);
+void depthwise_row_s64_avx512(const DepthwiseRowArgs& a, int64_t* out);
+
 }  // namespace fixpoint::xk

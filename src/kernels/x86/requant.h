@@ -23,6 +23,8 @@ void add_shifted_s32_avx512(int64_t* sum, const int32_t* acc, int64_t count, int
 // + z in place for i < count rounded down to 8; returns how many it did. Requires
 // |bias + sum[i]| < 2^63, 0 < m < 2^31 and 33 <= n <= 93 (the product of up to 94 bits is taken
 // as two 32 x 32-bit products, so no lane needs 128 bits).
+using RequantRow64Fn = int64_t (*)(int64_t* sum, int64_t count, int64_t bias, int64_t m, int n, int64_t lo_z,
+                                   int64_t hi_z, int64_t z);
 int64_t requant_row_s64_avx512(int64_t* sum, int64_t count, int64_t bias, int64_t m, int n, int64_t lo_z, int64_t hi_z,
                                int64_t z);
 

@@ -69,6 +69,28 @@ Case random_wide_conv(uint32_t seed) {
 }
 Case random_conv16(uint32_t seed) { return random_conv_x(seed, true); }
 
+// A 2-D depthwise conv with rows of 16-90 output columns (several of the row kernel's 16-column
+// steps, and the last one partial) at strides 1-3, 8- or 16-bit codes.
+Case random_wide_depthwise(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  test::ConvSpec spec;
+  spec.group = pick(1, 6);
+  spec.x = {pick(1, 2), spec.group};
+  spec.M = spec.group;
+  for (int i = 0; i < 2; ++i) {
+    int64_t k = pick(1, 5);
+    spec.kernel.push_back(k);
+    spec.strides.push_back(pick(1, 3));
+    spec.dilations.push_back(pick(1, 2));
+  }
+  spec.pads = {pick(0, 2), pick(0, 3), pick(0, 2), pick(0, 3)};
+  spec.x.push_back(pick(1, 6) + (spec.kernel[0] - 1) * spec.dilations[0]);
+  spec.x.push_back(pick(16, 90) * spec.strides[1] + (spec.kernel[1] - 1) * spec.dilations[1]);
+  bool x16 = pick(0, 1);
+  return test::make_conv_case(spec, cat("wide_depthwise_seed_", seed), rng, x16 ? 32767 : 127, x16);
+}
+
 // A 2-D 16-bit conv deep enough that the pairs kernel (conv_implicit_s16) sums several int32
 // blocks of k (16-bit weights: 256 k per block): 20-70 input channels, 3x3 to 5x5 windows,
 // strides, dilations, pads, groups; 16-bit weights near full scale (or 8-bit ones, one block).
@@ -203,7 +225,10 @@ TEST(GemmS16, EveryIsaRunsBothGemmsOnEightBitLayers) {
   }
 }
 
-TEST(GemmS16, WideRowsMatchReferenceThroughTheVectorIm2col) { check_every_isa(random_wide_conv, 20000, 60); }
+TEST(GemmS16, WideRowsMatchReferenceThroughTheVectorIm2col) {
+  check_every_isa(random_wide_conv, 20000, 60);
+  check_every_isa(random_wide_depthwise, 21000, 60);
+}
 
 TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvTransposeBitExactly) { check_every_isa(random_conv_transpose, 8000, 100); }
 

@@ -1,0 +1,83 @@
+// 2-D depthwise convolutions (one input channel per output channel) of 8- or 16-bit codes with
+// every tap summed in registers (depthwise.h's row kernels) instead of a pass over an
+// accumulator plane per tap. Per (batch row, channel) plane: the centered codes q - z_x written
+// once into a zero-padded int32 plane (so padding taps add 0 and no tap is bounds-checked), each
+// output row summed by the row kernel, then the bias and RQ (13), the same exact sums as the
+// reference's (14), so the same codes.
+#include <algorithm>
+
+#include "../reference/common.h"
+#include "conv_epilogue.h"
+#include "conv_gemm.h"
+#include "fixpoint/parallel.h"
+#include "task_buffer.h"
+
+namespace fixpoint::xk {
+
+bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
+  const Tensor& x = *c.in[0];
+  const Tensor& wt = qref::weighted(c.op).weight;
+  if (!pw.depthwise_s32 || !pw.depthwise_s64) return false;
+  ref::ConvGeometry geo = ref::conv_geometry(c.op.node, x.shape(), wt.shape());
+  const ref::Window& w = geo.w3;
+  bool planar = w.kernel[0] == 1 && w.in[0] == 1 && w.out[0] == 1 && w.pad_begin[0] == 0;
+  if (!planar || geo.cg != 1 || geo.mg != 1 || geo.ks > 256) return false;
+  const bool x16 = x.dtype() == DType::Int16 || x.dtype() == DType::UInt16;
+  if (!x16 && x.dtype() != DType::Int8 && x.dtype() != DType::UInt8) return false;
+  const int64_t KH = w.kernel[1], KW = w.kernel[2], sy = w.stride[1], sx = w.stride[2], dh = w.dilation[1],
+                dw = w.dilation[2];
+  const int64_t H = w.in[1], W = w.in[2], OH = w.out[1], OW = w.out[2], OWr = (OW + 15) / 16 * 16;
+  // The padded plane: every row the outputs reach, each as wide as the row kernel reads (up to
+  // 16 columns past OW, and one more value for the stride-2 permute).
+  const int64_t PH = (OH - 1) * sy + (KH - 1) * dh + 1, PW = (OWr - 1) * sx + (KW - 1) * dw + 2;
+  const int64_t pt = w.pad_begin[1], pl = w.pad_begin[2], zx = c.in_q[0].zero_point;
+  std::vector<int32_t> taps(static_cast<size_t>(geo.M * geo.ks));
+  for (int64_t m = 0; m < geo.M; ++m)
+    for (int64_t k = 0; k < geo.ks; ++k) taps[static_cast<size_t>(m * geo.ks + k)] = pw.w16[0][static_cast<size_t>(m * pw.Kp + k)];
+  qref::ChannelRequant rq(c);
+  Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
+  qref::visit_int(x.dtype(), [&](auto xtag) {
+    using X = decltype(xtag);
+    qref::visit_int(y.dtype(), [&](auto ytag) {
+      using Y = decltype(ytag);
+      const X* px = x.data<X>();
+      Y* py = y.data<Y>();
+      parallel_for(geo.N * geo.M, c.threads, [&](int64_t nm) {
+        int64_t m = nm % geo.M;
+        const X* xp = px + nm * geo.in_plane;
+        int32_t* plane = task_buffer<int32_t, __LINE__>(static_cast<size_t>(PH * PW));
+        for (int64_t r = 0; r < PH; ++r) {
+          int32_t* row = plane + r * PW;
+          int64_t ih = r - pt, lo = std::clamp<int64_t>(pl, 0, PW), hi = std::clamp<int64_t>(pl + W, lo, PW);
+          if (ih < 0 || ih >= H) {
+            std::fill(row, row + PW, 0);
+            continue;
+          }
+          std::fill(row, row + lo, 0);
+          const X* src = xp + ih * W - pl;
+          for (int64_t j = lo; j < hi; ++j) row[j] = static_cast<int32_t>(src[j] - zx);
+          std::fill(row + hi, row + PW, 0);
+        }
+        const int32_t* rows[256];
+        DepthwiseRowArgs args{rows, taps.data() + m * geo.ks, KH, KW, sx, dw, OW};
+        Y* out = py + nm * geo.out_plane;
+        for (int64_t oh = 0; oh < OH; ++oh, out += OW) {
+          for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * PW;
+          if (x16) {
+            int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(OWr));
+            pw.depthwise_s64(args, sum);
+            requant_wide_in_place(rq, pw.requant64, m, rq.bias[m], sum, OW);
+            for (int64_t i = 0; i < OW; ++i) out[i] = static_cast<Y>(sum[i]);
+          } else {
+            int32_t* sum = task_buffer<int32_t, __LINE__>(static_cast<size_t>(OWr));
+            pw.depthwise_s32(args, sum);
+            requant_store(rq, pw.requant, m, sum, OW, out);
+          }
+        }
+      });
+    });
+  });
+  return true;
+}
+
+}  // namespace fixpoint::xk
