@@ -1,5 +1,6 @@
-// The epilogue of the 8-bit GEMM convolutions (conv_gemm.cc, conv_implicit.cc): the zero-point
-// term of the u8 x s8 sum and RQ (13) of a run of one channel's sums into output codes.
+// The epilogue of the GEMM convolutions (conv_gemm.cc, conv_implicit.cc, depthwise_direct.cc):
+// RQ (13) of a run of one channel's sums into output codes, with the zero-point term of the
+// u8 x s8 sums folded into the bias.
 // Generic code: included only by translation units compiled for the baseline ISA.
 #pragma once
 #include <cstdint>
@@ -10,28 +11,34 @@
 
 namespace fixpoint::xk {
 
-// sum (q - z) w of (14) from the u8 x s8 GEMM's sum (u - z_u) w = sum u w - z_u sum w; both
-// terms and the result are within K * 255 * 128 < 2^31 (gemm_path_applies).
-inline void remove_zero_point(int32_t* acc, int64_t n, int64_t zu, int32_t wsum) {
-  int32_t t = static_cast<int32_t>(zu * wsum);
-  for (int64_t i = 0; i < n; ++i) acc[i] -= t;
-}
+// The ISA's vector epilogues of int32 sums (requant.h), null where it has none.
+struct RequantFns {
+  RequantRowFn row = nullptr;      // RQ in place
+  RequantStoreFn store = nullptr;  // RQ and the store of the codes in one pass
+};
 
-// out[i] = RQ(bias[ch] + sum[i]) (13) for `count` sums of channel ch: the ISA's vector epilogue
-// where requant.h's conditions hold (every non-wide layer, whose bias + sum is within int32 (§4),
-// with n >= 1), else the reference's ChannelRequant::row. Overwrites sum.
+// out[i] = RQ(bias[ch] - zero_term + sum[i]) (13) for `count` int32 sums of channel ch.
+// zero_term folds the u8 x s8 GEMM's z_u sum w into the bias: its sums are sum (u - z_u) w +
+// z_u sum w, and the result is the sum (q - z) w of (14) (0 for other callers). Where
+// requant.h's conditions hold (every non-wide layer, whose bias + sum is within int32 (§4), with
+// n >= 1) the ISA's one-pass store, else its in-place RQ, else the reference's RQ. May overwrite sum.
 template <typename T>
-inline void requant_store(const qref::ChannelRequant& rq, RequantRowFn vec, int64_t ch, int32_t* sum, int64_t count, T* out) {
+inline void requant_store(const qref::ChannelRequant& rq, const RequantFns& vec, int64_t ch, int64_t zero_term, int32_t* sum,
+                          int64_t count, T* out) {
   fx::Multiplier mu{rq.mult[ch], static_cast<int>(rq.shift[ch])};
-  int64_t b = rq.bias[ch], lo_z = rq.r.lo - rq.zy, hi_z = rq.r.hi - rq.zy;
+  int64_t b = rq.bias[ch] - zero_term, lo_z = rq.r.lo - rq.zy, hi_z = rq.r.hi - rq.zy;
   auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
-  if (!vec || rq.wide || !fits(b) || mu.m <= 0 || !fits(mu.m) || mu.n < 1 || mu.n > 62 || !fits(lo_z) || !fits(hi_z) ||
-      !fits(rq.zy))
-    return rq.row(ch, sum, count, out);
-  int64_t i = vec(sum, count, static_cast<int32_t>(b), mu.m, mu.n, static_cast<int32_t>(lo_z), static_cast<int32_t>(hi_z),
-                  static_cast<int32_t>(rq.zy));
-  for (; i < count; ++i) sum[i] = static_cast<int32_t>(fx::requantize(b + sum[i], mu, rq.zy, rq.r));
-  for (i = 0; i < count; ++i) out[i] = static_cast<T>(sum[i]);
+  bool ok = !rq.wide && fits(b) && mu.m > 0 && fits(mu.m) && mu.n >= 1 && mu.n <= 62 && fits(lo_z) && fits(hi_z) && fits(rq.zy);
+  int64_t i = 0;
+  if (ok && vec.store && sizeof(T) <= 2) {
+    i = vec.store(sum, count, static_cast<int32_t>(b), mu.m, mu.n, static_cast<int32_t>(lo_z), static_cast<int32_t>(hi_z),
+                  static_cast<int32_t>(rq.zy), out, static_cast<int>(sizeof(T)));
+  } else if (ok && vec.row) {
+    int64_t done = vec.row(sum, count, static_cast<int32_t>(b), mu.m, mu.n, static_cast<int32_t>(lo_z),
+                           static_cast<int32_t>(hi_z), static_cast<int32_t>(rq.zy));
+    for (; i < done; ++i) out[i] = static_cast<T>(sum[i]);
+  }
+  for (; i < count; ++i) out[i] = static_cast<T>(rq(b + sum[i], ch));
 }
 
 // sum[i] = RQ(bias + sum[i]) (13) in place for `count` int64 sums of channel ch (bias: the

@@ -311,7 +311,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
   pw->split_x = split.x;
   pw->split_w = split.w;
   if (isa == "avx2" || isa == "avx512vnni") {
-    pw->requant = requant_row_s32_avx2;
+    pw->requant.row = requant_row_s32_avx2;
     pw->depthwise_row = depthwise_row_s16_avx2;
     pw->depthwise_row64 = depthwise_row_s32_avx2;
   }
@@ -319,6 +319,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     pw->depthwise_s32 = depthwise_row_s32_avx512;
     pw->depthwise_s64 = depthwise_row_s64_avx512;
     pw->requant64 = requant_row_s64_avx512;
+    pw->requant.store = requant_store_s32_avx512;
   }
   bool depthwise = is_depthwise(op);
   const GemmPairsKernel* pairs = gemm_s16_pairs_for(isa);
@@ -426,7 +427,7 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
             });
           }
           if constexpr (std::is_same_v<Acc, int32_t>) {
-            requant_store(rq, pw.requant, m, acc, out_plane, yp + bm * out_plane);
+            requant_store(rq, pw.requant, m, 0, acc, out_plane, yp + bm * out_plane);
           } else {
             for (int64_t q = 0; q < out_plane; ++q) yp[bm * out_plane + q] = static_cast<T>(rq(rq.bias[m] + acc[q], m));
           }
@@ -458,8 +459,8 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
         kern.run({mg, np, Kp, pw.w8.data() + g * mg * Kp, patches, acc, np, 1});
         for (int64_t mi = 0; mi < mg; ++mi) {
           int64_t m = g * mg + mi;
-          remove_zero_point(acc + mi * np, nq, xu.zu, pw.w8_sum[static_cast<size_t>(m)]);
-          requant_store(rq, pw.requant, m, acc + mi * np, nq, yp + (b * M + m) * out_plane + q0);
+          requant_store(rq, pw.requant, m, xu.zu * pw.w8_sum[static_cast<size_t>(m)], acc + mi * np, nq,
+                        yp + (b * M + m) * out_plane + q0);
         }
       });
       return;
@@ -476,7 +477,7 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw) {
         kern.run({mg, nq, Kp, pw.w16[0].data() + g * mg * Kp, patches, acc, nq, 1});
         for (int64_t mi = 0; mi < mg; ++mi) {
           int64_t m = g * mg + mi;
-          requant_store(rq, pw.requant, m, acc + mi * nq, nq, yp + (b * M + m) * out_plane + q0);
+          requant_store(rq, pw.requant, m, 0, acc + mi * nq, nq, yp + (b * M + m) * out_plane + q0);
         }
         return;
       }
@@ -638,7 +639,7 @@ void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
         int64_t sj = kern.quads ? np : 1, si = kern.quads ? 1 : N;
         std::vector<int32_t> acc(static_cast<size_t>(np * N));
         kern.run({N, np, Kp, pw.w8.data(), xr.data(), acc.data(), sj, si});
-        std::vector<int32_t> sums(static_cast<size_t>(nr * N));  // [i][j], minus z_u sum w (remove_zero_point)
+        std::vector<int32_t> sums(static_cast<size_t>(nr * N));  // [i][j], minus z_u sum w (the zero-point term)
         for (int64_t i = 0; i < nr; ++i)
           for (int64_t j = 0; j < N; ++j)
             sums[i * N + j] = acc[j * sj + i * si] - static_cast<int32_t>(xu.zu * pw.w8_sum[static_cast<size_t>(j)]);

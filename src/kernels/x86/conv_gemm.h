@@ -11,6 +11,7 @@
 #include "gemm_s16.h"
 #include "gemm_u8s8.h"
 #include "depthwise.h"
+#include "conv_epilogue.h"
 #include "requant.h"
 
 namespace fixpoint::xk {
@@ -38,7 +39,7 @@ struct PackedWeights {
   const GemmPairsKernel* pairs = nullptr; // set: 16-bit codes' Conv on the pairs kernel (conv_implicit.cc)
   int64_t kb = 0;                         // pairs: k per int32 block
   std::vector<int64_t> w_sum64;           // pairs: sum_k w[m][k] per row
-  RequantRowFn requant = nullptr;         // the ISA's vector (13) for Conv rows, if it has one
+  RequantFns requant;                     // the ISA's vector (13) of int32 sums, where it has one
   DepthwiseRowFn depthwise_row = nullptr;      // the ISA's depthwise tap over a row (8-bit codes)
   DepthwiseRow64Fn depthwise_row64 = nullptr;  // the same for 16-bit codes (int64 sums)
   DepthwiseRowS32Fn depthwise_s32 = nullptr;   // 2-D depthwise rows in registers (conv_depthwise_direct)

@@ -375,8 +375,8 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
         for (int64_t mi = 0; mi < rows; ++mi) {
           int64_t m = g * mg + m0 + mi;
           int32_t* a = acc + mi * np + (p - p0);
-          remove_zero_point(a, run, zu, pw.w8_sum[static_cast<size_t>(m)]);
-          requant_store(rq, pw.requant, m, a, run, yp + (b * M + m) * OH * OW + oh * OW + ow);
+          requant_store(rq, pw.requant, m, zu * pw.w8_sum[static_cast<size_t>(m)], a, run,
+                        yp + (b * M + m) * OH * OW + oh * OW + ow);
         }
       });
     });

@@ -71,7 +71,7 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
           } else {
             int32_t* sum = task_buffer<int32_t, __LINE__>(static_cast<size_t>(OWr));
             pw.depthwise_s32(args, sum);
-            requant_store(rq, pw.requant, m, sum, OW, out);
+            requant_store(rq, pw.requant, m, 0, sum, OW, out);
           }
         }
       });

@@ -1,0 +1,39 @@
+// requant_store_s32_avx512 (requant.h): (13) on sixteen int32 sums per step and the store of
+// the codes, 8- or 16-bit: the GEMM paths' epilogue in one pass. Compiled with -mavx512f; only
+// called when the CPU reports AVX-512.
+//
+// a · m (|a| < 2^31, 0 < m < 2^31: |a · m| < 2^62) in 64-bit lanes (vpmuldq on the even and on
+// the odd 32-bit lanes), RSH(p, n) = (p + 2^(n-1)) >> n by the arithmetic 64-bit shift (4) (no
+// overflow: |p| + 2^61 < 2^63), clamped to [lo - z, hi - z] in 64 bits, so the low 32 bits of each
+// lane are the value; z is added after the clamp (nothing wraps) and the codes, now within the
+// output type's range, are stored truncated (vpmovdb / vpmovdw).
+#include <immintrin.h>
+
+#include "requant.h"
+
+namespace fixpoint::xk {
+
+int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z,
+                                 int32_t hi_z, int32_t z, void* out, int out_bytes) {
+  const __m512i vb = _mm512_set1_epi32(bias), vm = _mm512_set1_epi64(m);
+  const __m512i half = _mm512_set1_epi64(int64_t{1} << (n - 1));
+  const __m128i cnt = _mm_cvtsi32_si128(n);
+  const __m512i lo = _mm512_set1_epi64(lo_z), hi = _mm512_set1_epi64(hi_z), vz = _mm512_set1_epi32(z);
+  auto rq = [&](__m512i p) {
+    return _mm512_min_epi64(_mm512_max_epi64(_mm512_sra_epi64(_mm512_add_epi64(p, half), cnt), lo), hi);
+  };
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    __m512i a = _mm512_add_epi32(_mm512_loadu_si512(sum + i), vb);
+    __m512i ve = rq(_mm512_mul_epi32(a, vm));                         // lanes 0, 2, ..., 14
+    __m512i vo = rq(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm));  // lanes 1, 3, ..., 15
+    __m512i v = _mm512_add_epi32(_mm512_mask_blend_epi32(0xAAAA, ve, _mm512_slli_epi64(vo, 32)), vz);
+    if (out_bytes == 1)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<char*>(out) + i), _mm512_cvtepi32_epi8(v));
+    else
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<char*>(out) + 2 * i), _mm512_cvtepi32_epi16(v));
+  }
+  return i;
+}
+
+}  // namespace fixpoint::xk
