@@ -38,10 +38,15 @@ inline void prepare_channels(params::Weighted& op, int64_t M, int64_t K, std::mt
   Tensor bias(DType::Int64, {M}), mult(DType::Int64, {M}), shift(DType::Int64, {M});
   std::uniform_int_distribution<int64_t> b(-bmax, bmax), m(1 << 14, (1 << 15) - 1), n(14, 24);
   std::uniform_int_distribution<int64_t> m31(int64_t{1} << 30, (int64_t{1} << 31) - 1), n31(31, 44);
+  std::uniform_int_distribution<int64_t> tie(1, 5);
   for (int64_t c = 0; c < M; ++c) {
     bias.data<int64_t>()[c] = b(rng);
     mult.data<int64_t>()[c] = q31 ? m31(rng) : m(rng);
     shift.data<int64_t>()[c] = q31 ? n31(rng) : n(rng) + (wide ? 20 : 0);
+    if (rng() % 4 == 0) {  // M = 2^-k: half the sums end on a rounding tie of RSH (4) when k = 1
+      mult.data<int64_t>()[c] = q31 ? int64_t{1} << 30 : int64_t{1} << 14;
+      shift.data<int64_t>()[c] = (q31 ? 30 : wide ? 34 : 14) + tie(rng);
+    }
   }
   op.bias = bias;
   op.mult = mult;
