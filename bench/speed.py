@@ -9,6 +9,13 @@
      threads with the runtime's ISA choice, one with the reference kernels), against ONNX Runtime 1.30 (CPU, float)
      at the same thread count on the same input; ratio = time / ONNX Runtime time (below 1 =
      faster than ONNX Runtime). resnet18 is torchvision's, exported with seeded random weights.
+     Also ONNX Runtime's own int8 on a QDQ export of the same int8 program (`fixpoint export-qdq`:
+     the program's per-channel int8 weights, activation scales and zero points; ORT fuses the
+     Q/DQ pairs into its int8 kernels) and, for resnet18, batch-8 throughput (images/s).
+  3. the machine's limits (build/bench/peak: vpdpbusd, vpdpwssd and FMA multiply-accumulates per
+     second at 1 and 2 threads) and, per model and per slowest Conv/MatMul layer of the int8
+     program (`fixpoint run --profile`, MACs from `fixpoint inspect`), the GMAC/s reached and its
+     share of the int8 peak (float rows: of the FMA peak of the float kernels' ISA).
 
 usage: bench/speed.py [--build DIR] [--repeat N] [--models tiny_cnn,ocr_rec,ocr_det,resnet18]
                       [--rows float,int8,int16] [--no-kernels] [--json FILE]
@@ -52,6 +59,27 @@ def kernels(build):
     return rows
 
 
+def peak(build):
+    return json.loads(run([os.path.join(build, "bench", "peak"), "2"]))
+
+
+PROFILE_OP = re.compile(r"^\s+([0-9.]+) ms\s+(\S+) \S+\s+node '([^']+)'", re.M)
+
+
+def macs_by_node(cli, model, fixed):
+    layers = json.loads(run([cli, "inspect", model, "--json"] + fixed))["layers"]
+    return {l["name"]: l["macs"] for l in layers}
+
+
+def slow_layers(out, macs, ms_total):
+    """The profile's slowest Conv/MatMul/Gemm ops with MACs: (node, ms, GMAC/s)."""
+    rows = []
+    for ms, op, node in PROFILE_OP.findall(out):
+        if op in ("Conv", "MatMul", "Gemm", "ConvTranspose") and macs.get(node):
+            rows.append({"node": node, "op": op, "ms": float(ms), "gmacs": macs[node] / float(ms) / 1e6})
+    return rows
+
+
 def model_inputs(work, names):
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "make_ocr_inputs.py"), work])
@@ -90,6 +118,8 @@ def models(build, names, repeat, work, rows_wanted):
                f"{inp}={npy}", "--repeat", str(repeat)]
         r = {"model": name, "ort_float_ms": median_ms(run(ort + ["--threads", "1"])),
              "ort_float_2t_ms": median_ms(run(ort + ["--threads", "2"]))}
+        macs = macs_by_node(cli, model, fixed)
+        r["macs"] = sum(macs.values())
         if "float" in rows_wanted:
             out = run([cli, "run", model] + fixed + feed + ["--threads", "1"])
             r["float_isa"] = re.search(r"isa=(\S+)", out).group(1)
@@ -107,11 +137,74 @@ def models(build, names, repeat, work, rows_wanted):
             r[f"fixpoint_int{bits}_2t_ms"] = median_ms(run([cli, "run", prog] + feed + ["--threads", "2"]))
             r[f"fixpoint_int{bits}_reference_kernels_ms"] = median_ms(run([cli, "run", prog] + feed + ["--threads", "1"],
                                                                           env=env_ref))
+            if bits == 8:  # where the int8 time goes: the slowest GEMM layers at 2 threads
+                out = run([cli, "run", prog] + feed + ["--threads", "2", "--profile"])
+                r["int8_2t_layers"] = slow_layers(out, macs, r["fixpoint_int8_2t_ms"])
+                qdq = os.path.join(work, f"{name}_int8_qdq.onnx")
+                run([cli, "export-qdq", prog, "-o", qdq, "-q"])
+                ort_q = ["node", os.path.join(ROOT, "scripts", "oracle", "ort_run.js"), qdq, os.path.join(work, "ort"),
+                         f"{inp}={npy}", "--repeat", str(repeat)]
+                r["ort_int8_qdq_ms"] = median_ms(run(ort_q + ["--threads", "1"]))
+                r["ort_int8_qdq_2t_ms"] = median_ms(run(ort_q + ["--threads", "2"]))
         for k in [k for k in r if k.startswith("fixpoint_") and k.endswith("_ms")]:
             peer = r["ort_float_2t_ms"] if "_2t_" in k else r["ort_float_ms"]
             r[k.replace("_ms", "_vs_ort")] = r[k] / peer
+        if name == "resnet18" and "int8" in rows_wanted:
+            r.update(batch8(cli, work, repeat))
         rows.append(r)
     return rows
+
+
+def batch8(cli, work, repeat):
+    """ResNet-18 at batch 8: images/s of the int8 program and of ONNX Runtime float, 2 threads."""
+    import numpy as np
+    from zoo import EXPORT
+    model = os.path.join(work, "resnet18_b8.onnx")
+    run(["/usr/bin/python3", "-c", EXPORT, "resnet18", "224", model, "8"])
+    x = os.path.join(work, "resnet18_b8_input.npy")
+    batch = np.random.default_rng(2).standard_normal((8, 3, 224, 224)).astype(np.float32)
+    np.save(x, batch)
+    calib = os.path.join(work, "resnet18_b8_calib.npy")  # one calibration sample: the batch
+    np.save(calib, batch[None])
+    prog = os.path.join(work, "resnet18_b8_int8")
+    run([cli, "compile", model, "-o", prog, "--calib", f"x={calib}", "-q"])
+    feed = ["--input", f"x={x}", "-o", os.path.join(work, "out"), "-q", "--repeat", str(repeat), "--threads", "2"]
+    ort = ["node", os.path.join(ROOT, "scripts", "oracle", "ort_run.js"), model, os.path.join(work, "ort"), f"x={x}",
+           "--repeat", str(repeat), "--threads", "2"]
+    fp, ort_ms = median_ms(run([cli, "run", prog] + feed)), median_ms(run(ort))
+    return {"batch8_int8_2t_images_per_s": 8000 / fp, "batch8_ort_float_2t_images_per_s": 8000 / ort_ms}
+
+
+def print_limits(lim, rows):
+    t = lim["threads"]
+    print(f"\nmachine limits (build/bench/peak, GMAC/s at 1 / {t} threads): "
+          + ", ".join(f"{k} {lim.get(k + '_1t') or 0:.0f} / {lim.get(f'{k}_{t}t') or 0:.0f}"
+                      for k in ("vpdpbusd_int8", "vpdpwssd_int16", "fma512_fp32", "fma256_fp32")))
+    int8_peak, fp_peak = lim.get(f"vpdpbusd_int8_{t}t"), lim.get(f"fma512_fp32_{t}t") or lim.get(f"fma256_fp32_{t}t")
+    print(f"{'model':10} {'GMAC':>6} {'ORT f32 2t':>18} {'int8 2t':>18} {'ORT int8 QDQ 2t':>18} {'int16 2t':>18}")
+    for r in rows:
+        g = r["macs"] / 1e9
+        def cell(key, p):
+            if key not in r or not p:
+                return ""
+            rate = g / (r[key] / 1e3)
+            return f"{rate:6.0f} ({100 * rate / p:3.0f}%)"
+        print(f"{r['model']:10} {g:6.2f} {cell('ort_float_2t_ms', fp_peak):>18} {cell('fixpoint_int8_2t_ms', int8_peak):>18} "
+              f"{cell('ort_int8_qdq_2t_ms', int8_peak):>18} {cell('fixpoint_int16_2t_ms', lim.get(f'vpdpwssd_int16_{t}t')):>18}")
+    print("(GMAC/s reached (share of the peak of its arithmetic: FMA for float, vpdpbusd for int8, vpdpwssd for int16))")
+    for r in rows:
+        if r.get("int8_2t_layers"):
+            print(f"\n{r['model']} int8, 2 threads: slowest GEMM layers")
+            for l in r["int8_2t_layers"]:
+                share = f"{100 * l['gmacs'] / int8_peak:3.0f}%" if int8_peak else ""
+                print(f"  {l['ms']:7.3f} ms {l['gmacs']:7.1f} GMAC/s {share:>5}  {l['op']:8} {l['node']}")
+    for r in rows:
+        if "ort_int8_qdq_ms" in r:
+            print(f"\n{r['model']}: ONNX Runtime int8 (QDQ export) {r['ort_int8_qdq_ms']:.2f} / {r['ort_int8_qdq_2t_ms']:.2f} ms at 1 / 2 threads; "
+                  f"fixpoint int8 / ORT int8 = {r['fixpoint_int8_ms'] / r['ort_int8_qdq_ms']:.2f}x / {r['fixpoint_int8_2t_ms'] / r['ort_int8_qdq_2t_ms']:.2f}x")
+        if "batch8_int8_2t_images_per_s" in r:
+            print(f"{r['model']} batch 8, 2 threads: fixpoint int8 {r['batch8_int8_2t_images_per_s']:.0f} images/s, "
+                  f"ONNX Runtime float {r['batch8_ort_float_2t_images_per_s']:.0f} images/s")
 
 
 def print_models(rows):
@@ -143,7 +236,7 @@ def main():
     bad = [r for r in rows_wanted if r not in ROWS]
     if bad:
         sys.exit(f"speed.py: --rows {','.join(bad)}: not one of {','.join(ROWS)}")
-    result = {"kernels": [] if a.no_kernels else kernels(a.build)}
+    result = {"limits": peak(a.build), "kernels": [] if a.no_kernels else kernels(a.build)}
     if result["kernels"]:
         print(f"{'layer':28} {'kernel':28} {'us':>9} {'ref us':>9} {'speedup':>8}")
     for r in result["kernels"]:
@@ -151,6 +244,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         result["models"] = models(a.build, [m for m in a.models.split(",") if m], a.repeat, work, rows_wanted)
     print_models(result["models"])
+    print_limits(result["limits"], result["models"])
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump(result, f, indent=1)

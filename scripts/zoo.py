@@ -36,6 +36,7 @@ EXPORT = """
 import sys, torch, torchvision
 torch.manual_seed(0)
 name, size, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+batch = int(sys.argv[4]) if len(sys.argv) > 4 else 1
 seg = name.startswith(("deeplabv3", "lraspp", "fcn"))
 ctor = getattr(torchvision.models.segmentation if seg else torchvision.models, name)
 kw = {"weights": None, "weights_backbone": None} if seg else {"weights": None}
@@ -55,7 +56,7 @@ class Out(torch.nn.Module):  # segmentation models return a dict
     def forward(self, x):
         y = self.m(x)
         return y["out"] if isinstance(y, dict) else y
-torch.onnx.export(Out(m), torch.randn(1, 3, size, size), path, opset_version=13, input_names=["x"],
+torch.onnx.export(Out(m), torch.randn(batch, 3, size, size), path, opset_version=13, input_names=["x"],
                   output_names=["y"])
 """
 
