@@ -101,11 +101,24 @@ void fill_quad_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
         src[j] = j < real ? x + ((b * geo.C + g * cg + q * 4 + j) * H + ih) * W + cols.off : nullptr;
       for (int64_t c = 0; c < lo; ++c) std::memcpy(row + c * 4, &pad_word, 4);
       int64_t c = lo;
-      if (qp.sx == 1) {  // 16 pixels at a time: four channel rows interleaved into 64 bytes
-        for (; c + 16 <= hi; c += 16) {
+      // 16 pixels at a time: four channel rows interleaved into 64 bytes; stride 2 takes the even
+      // bytes of 32 (while those 32 lie inside the row).
+      const int64_t row_len = W - cols.off;
+      if (qp.sx == 1 || qp.sx == 2) {
+        const __m128i even = _mm_set1_epi16(0x00FF);
+        for (; c + 16 <= hi && (qp.sx == 1 || (c + 16) * 2 <= row_len); c += 16) {
           __m128i v[4];
-          for (int j = 0; j < 4; ++j)
-            v[j] = src[j] ? _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src[j] + c)), vflip) : zero;
+          for (int j = 0; j < 4; ++j) {
+            if (!src[j]) {
+              v[j] = zero;
+              continue;
+            }
+            const auto* p = reinterpret_cast<const __m128i*>(src[j] + c * qp.sx);
+            __m128i b = qp.sx == 1 ? _mm_loadu_si128(p)
+                                   : _mm_packus_epi16(_mm_and_si128(_mm_loadu_si128(p), even),
+                                                      _mm_and_si128(_mm_loadu_si128(p + 1), even));
+            v[j] = _mm_xor_si128(b, vflip);
+          }
           __m128i ab_lo = _mm_unpacklo_epi8(v[0], v[1]), ab_hi = _mm_unpackhi_epi8(v[0], v[1]);
           __m128i cd_lo = _mm_unpacklo_epi8(v[2], v[3]), cd_hi = _mm_unpackhi_epi8(v[2], v[3]);
           __m128i* o = reinterpret_cast<__m128i*>(row + c * 4);

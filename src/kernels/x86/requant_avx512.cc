@@ -1,6 +1,7 @@
 // requant_store_s32_avx512 (requant.h): (13) on sixteen int32 sums per step and the store of
-// the codes, 8- or 16-bit: the GEMM paths' epilogue in one pass. Compiled with -mavx512f; only
-// called when the CPU reports AVX-512.
+// the codes, 8- or 16-bit: the GEMM paths' epilogue in one pass, the last partial step masked.
+// Compiled with -mavx512f -mavx512bw -mavx512vl (byte and word masked stores); only called on
+// CPUs of the avx512vnni ISA, which have them.
 //
 // a · m (|a| < 2^31, 0 < m < 2^31: |a · m| < 2^62) in 64-bit lanes (vpmuldq on the even and on
 // the odd 32-bit lanes), RSH(p, n) = (p + 2^(n-1)) >> n by the arithmetic 64-bit shift (4) (no
@@ -22,18 +23,19 @@ int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias
   auto rq = [&](__m512i p) {
     return _mm512_min_epi64(_mm512_max_epi64(_mm512_sra_epi64(_mm512_add_epi64(p, half), cnt), lo), hi);
   };
-  int64_t i = 0;
-  for (; i + 16 <= count; i += 16) {
-    __m512i a = _mm512_add_epi32(_mm512_loadu_si512(sum + i), vb);
+  for (int64_t i = 0; i < count; i += 16) {
+    // The last step's lanes past count are neither read nor written (masked load and store).
+    const __mmask16 k = count - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (count - i)) - 1);
+    __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, sum + i), vb);
     __m512i ve = rq(_mm512_mul_epi32(a, vm));                         // lanes 0, 2, ..., 14
     __m512i vo = rq(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm));  // lanes 1, 3, ..., 15
     __m512i v = _mm512_add_epi32(_mm512_mask_blend_epi32(0xAAAA, ve, _mm512_slli_epi64(vo, 32)), vz);
     if (out_bytes == 1)
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(static_cast<char*>(out) + i), _mm512_cvtepi32_epi8(v));
+      _mm_mask_storeu_epi8(static_cast<char*>(out) + i, k, _mm512_cvtepi32_epi8(v));
     else
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<char*>(out) + 2 * i), _mm512_cvtepi32_epi16(v));
+      _mm256_mask_storeu_epi16(static_cast<char*>(out) + 2 * i, k, _mm512_cvtepi32_epi16(v));
   }
-  return i;
+  return count;
 }
 
 }  // namespace fixpoint::xk
