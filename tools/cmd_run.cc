@@ -150,7 +150,9 @@ void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
   ProgramOutputs out = timed_runs(a, cat("fixed-point isa=", ProgramRunner::kernel_isa(), " threads=", runner.threads()),
                                   [&] {
                                     prof.begin_run();
-                                    return runner.run(inputs, on_op);
+                                    std::function<void()> on_inputs;
+                                    if (a.profile) on_inputs = [&] { prof.end_op("(the inputs)", "quantize inputs"); };
+                                    return runner.run(inputs, on_op, on_inputs);
                                   });
   if (a.profile) prof.print(15);
   if (a.verbose) std::printf("memory: peak %.1f MiB in tensors of the run (buffer plan: storage reused after a tensor's last reader)\n",

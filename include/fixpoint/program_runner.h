@@ -23,7 +23,7 @@ struct ProgramOutputs {
 };
 
 // docs/arithmetic.md (6) applied to a whole tensor of codes.
-Tensor dequantize_tensor(const Tensor& codes, const QParams& q);
+Tensor dequantize_tensor(const Tensor& codes, const QParams& q, int threads = 1);
 
 class ProgramRunner {
  public:
@@ -37,9 +37,11 @@ class ProgramRunner {
   void set_threads(int n) { threads_ = n < 1 ? 1 : n; }
   int threads() const { return threads_; }
   // Float inputs are quantized with (5) at their tensors' scales; outputs dequantized with (6).
-  // `on_op` (optional) sees each op and its outputs (integer codes for fixed-point tensors).
+  // `on_op` (optional) sees each op and its outputs (integer codes for fixed-point tensors);
+  // `on_inputs` (optional) is called once the inputs are quantized, before the first op.
   ProgramOutputs run(const std::map<std::string, Tensor>& inputs,
-                     const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op = {}) const;
+                     const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op = {},
+                     const std::function<void()>& on_inputs = {}) const;
 
   // One op on the current tensor values (codes for fixed-point tensors, float otherwise);
   // outputs on storage from `pool` where it has some.

@@ -1,31 +1,51 @@
 #include "fixpoint/program_runner.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "../kernels/reference/integer/integer_kernels.h"
 #include "../kernels/x86/conv_gemm.h"
+#include "../kernels/x86/requant.h"
 #include "fixpoint/buffer_pool.h"
 #include "fixpoint/cpu_isa.h"
 #include "fixpoint/fixedpoint.h"
 #include "fixpoint/float_kernels.h"
+#include "fixpoint/parallel.h"
 #include "fixpoint/runtime.h"
 
 namespace fixpoint {
 namespace {
 
 // (5) float tensor -> integer codes of q.
-Tensor quantize_tensor(const Tensor& t, const QParams& q) {
-  Tensor out(q.type, t.shape());
+// Elements per task of the (de)quantization loops: each element is computed alone, so any
+// split (and any thread count) gives the same bits.
+constexpr int64_t kQuantBlock = 16384;
+
+// (5) of every element, on storage from `pool` where it has some (every element is written).
+Tensor quantize_tensor(const Tensor& t, const QParams& q, int threads = 1, BufferPool* pool = nullptr) {
+  Tensor out = pool ? pool->make(q.type, t.shape(), false) : Tensor(q.type, t.shape());
   fx::Range r = fx::range_of(q.type);
+  const int64_t n = t.numel();
+  const bool avx2 = selected_isa() == "avx2" || selected_isa() == "avx512vnni";
   qref::visit_int(q.type, [&](auto tag) {  // typed loops: no int64 copy (the same (5) per element)
     using T = decltype(tag);
     T* o = out.data<T>();
-    if (t.dtype() == DType::Float32) {
-      const float* p = t.data<float>();
-      for (int64_t i = 0; i < t.numel(); ++i) o[i] = static_cast<T>(fx::quantize(p[i], q.scale, q.zero_point, r));
-    } else {
-      for (int64_t i = 0; i < t.numel(); ++i) o[i] = static_cast<T>(fx::quantize(t.get_f64(i), q.scale, q.zero_point, r));
-    }
+    parallel_for((n + kQuantBlock - 1) / kQuantBlock, threads, [&](int64_t b) {
+      int64_t lo = b * kQuantBlock, hi = std::min(n, lo + kQuantBlock);
+      if (t.dtype() == DType::Float32) {
+        const float* p = t.data<float>();
+        int64_t i = lo;
+        if (avx2 && q.zero_point >= INT32_MIN && q.zero_point <= INT32_MAX) {  // codes: lo, hi within int32
+          int32_t codes[kQuantBlock];
+          int64_t done = xk::quantize_row_f32_avx2(p + lo, hi - lo, q.scale, q.zero_point, r.lo, r.hi, codes);
+          for (int64_t j = 0; j < done; ++j) o[lo + j] = static_cast<T>(codes[j]);
+          i += done;
+        }
+        for (; i < hi; ++i) o[i] = static_cast<T>(fx::quantize(p[i], q.scale, q.zero_point, r));
+      } else {
+        for (int64_t i = lo; i < hi; ++i) o[i] = static_cast<T>(fx::quantize(t.get_f64(i), q.scale, q.zero_point, r));
+      }
+    });
   });
   return out;
 }
@@ -33,12 +53,16 @@ Tensor quantize_tensor(const Tensor& t, const QParams& q) {
 }  // namespace
 
 // (6) integer codes -> float32.
-Tensor dequantize_tensor(const Tensor& t, const QParams& q) {
+Tensor dequantize_tensor(const Tensor& t, const QParams& q, int threads) {
   Tensor out(DType::Float32, t.shape());
   float* o = out.data<float>();
+  const int64_t n = t.numel();
   qref::visit_int(t.dtype(), [&](auto tag) {
     const auto* p = t.data<decltype(tag)>();
-    for (int64_t i = 0; i < t.numel(); ++i) o[i] = fx::dequantize(static_cast<int64_t>(p[i]), q.scale, q.zero_point);
+    parallel_for((n + kQuantBlock - 1) / kQuantBlock, threads, [&](int64_t b) {
+      for (int64_t i = b * kQuantBlock; i < std::min(n, (b + 1) * kQuantBlock); ++i)
+        o[i] = fx::dequantize(static_cast<int64_t>(p[i]), q.scale, q.zero_point);
+    });
   });
   return out;
 }
@@ -127,7 +151,7 @@ std::vector<Tensor> ProgramRunner::run_op_unlabeled(const QOp& op, const std::ma
       for (size_t i = 0; i < outs.size(); ++i) {
         QParams q = q_of(op.node.outputs[i]);
         if (!op.node.outputs[i].empty() && !q.is_float() && dtype_is_float(outs[i].dtype()))
-          outs[i] = quantize_tensor(outs[i], q);
+          outs[i] = quantize_tensor(outs[i], q, threads_);
       }
   } else {
     outs.resize(op.node.outputs.size());
@@ -159,15 +183,9 @@ std::vector<Tensor> ProgramRunner::run_op_on_float(size_t index, const std::map<
 }
 
 ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs,
-                                  const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op) const {
+                                  const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op,
+                                  const std::function<void()>& on_inputs) const {
   check_inputs(prog_.inputs, inputs);
-  std::map<std::string, Tensor> values;
-  for (const auto& vi : prog_.inputs) {
-    const Tensor& t = inputs.at(vi.name);
-    QParams q = q_of(vi.name);
-    values[vi.name] = q.is_float() ? t : quantize_tensor(t, q);
-  }
-  for (const auto& [name, t] : prog_.float_constants) values[name] = t;
   std::unique_ptr<BufferPool> pool;
   {
     std::lock_guard<std::mutex> lock(pools_mu_);
@@ -177,6 +195,14 @@ ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs,
     }
   }
   if (!pool) pool = std::make_unique<BufferPool>();
+  std::map<std::string, Tensor> values;
+  for (const auto& vi : prog_.inputs) {
+    const Tensor& t = inputs.at(vi.name);
+    QParams q = q_of(vi.name);
+    values[vi.name] = q.is_float() ? t : quantize_tensor(t, q, threads_, pool.get());
+  }
+  if (on_inputs) on_inputs();
+  for (const auto& [name, t] : prog_.float_constants) values[name] = t;
   std::map<std::string, int> readers = readers_;
   size_t live = 0, peak = 0;
   for (const auto& op : prog_.ops) {
@@ -213,7 +239,7 @@ ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs,
     if (q.is_float()) {
       r.values[vi.name] = it->second;
     } else {
-      r.values[vi.name] = dequantize_tensor(it->second, q);
+      r.values[vi.name] = dequantize_tensor(it->second, q, threads_);
       r.codes[vi.name] = it->second;
     }
   }

@@ -26,6 +26,12 @@ using RequantStoreFn = int64_t (*)(const int32_t* sum, int64_t count, int32_t bi
 int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z,
                                  int32_t hi_z, int32_t z, void* out, int out_bytes);
 
+// (5) for float32 inputs (quantize_avx2.cc, AVX2): out[i] = SAT_[lo, hi](R(x[i] / scale) + z)
+// exactly as fx::quantize, for i < count rounded down to 4; returns how many it did. Requires
+// lo, hi and z within int32 (8/16-bit codes).
+int64_t quantize_row_f32_avx2(const float* x, int64_t count, double scale, int64_t zero_point, int64_t lo, int64_t hi,
+                              int32_t* out);
+
 // The int64 sums of 16-bit layers (wide_sums_avx512.cc, AVX-512F; callers check the CPU):
 // sum[i] += acc[i] * 2^shift (0 <= shift <= 31) for i < count;
 void add_shifted_s32_avx512(int64_t* sum, const int32_t* acc, int64_t count, int shift);

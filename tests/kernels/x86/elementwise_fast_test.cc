@@ -8,6 +8,7 @@
 #include "fixpoint/cpu_isa.h"
 #include "kernels/x86/addsub_row.h"
 #include "kernels/x86/elementwise_fast.h"
+#include "kernels/x86/requant.h"
 #include "integer_layer_cases.h"
 
 namespace fixpoint {
@@ -292,6 +293,37 @@ TEST(ElementwiseFast, ConcatMatchesTheReference) {
     }
   }
   EXPECT_GT(copied, 50);
+}
+
+// Input quantization (5) on AVX2 against fx::quantize, bit for bit: random scales, zero points
+// and code ranges; values on rounding ties (x / s = k + 1/2 exactly), beyond the range, NaN and
+// +-Inf.
+TEST(ElementwiseFast, QuantizeRowMatchesFxQuantize) {
+  if (!cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
+  const fx::Range ranges[] = {{-128, 127}, {0, 255}, {-32768, 32767}, {0, 65535}};
+  for (uint32_t seed = 0; seed < 200; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    fx::Range r = ranges[pick(0, 3)];
+    double scale = std::ldexp(1.0, static_cast<int>(pick(-12, 2))) * (pick(0, 1) ? 1.0 : 1.0 + pick(1, 999) / 1000.0);
+    int64_t z = pick(r.lo, r.hi);
+    std::vector<float> x(static_cast<size_t>(pick(1, 300)));
+    for (float& v : x) {
+      switch (pick(0, 5)) {
+        case 0: v = static_cast<float>((static_cast<double>(pick(-300, 300)) + 0.5) * scale); break;  // a tie (when exact)
+        case 1: v = pick(0, 1) ? INFINITY : -INFINITY; break;
+        case 2: v = std::nanf(""); break;
+        case 3: v = static_cast<float>(pick(-1, 1) * 1e30); break;
+        default: v = static_cast<float>(std::uniform_real_distribution<double>(-200, 200)(rng) * scale);
+      }
+    }
+    std::vector<int32_t> got(x.size());
+    int64_t done = xk::quantize_row_f32_avx2(x.data(), static_cast<int64_t>(x.size()), scale, z, r.lo, r.hi, got.data());
+    ASSERT_EQ(done, static_cast<int64_t>(x.size()) / 4 * 4);
+    for (int64_t i = 0; i < done; ++i)
+      ASSERT_EQ(got[static_cast<size_t>(i)], fx::quantize(x[static_cast<size_t>(i)], scale, z, r))
+          << "seed " << seed << " element " << i << " x=" << x[static_cast<size_t>(i)] << " scale=" << scale;
+  }
 }
 
 }  // namespace
