@@ -8,6 +8,7 @@
 // the reference's bits. Declines the Indices output.
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "../reference/common.h"
 #include "fast_float_ops.h"
@@ -34,9 +35,22 @@ class MaxPoolFast final : public PreparedKernel {
       using T = decltype(tag);
       const T* px = x.data<T>();
       T* py = y.data<T>();
+      const int64_t rows = w3.in[0] * w3.in[1], half_w = (w3.in[2] + 1) / 2;
       parallel_for(x.dim(0) * x.dim(1), c.threads, [&](int64_t nc) {
         const T* xp = px + nc * in_plane;
         T* yp = py + nc * out_plane;
+        // Stride 2 along rows: the plane's even and odd columns as two planes, so every tap reads
+        // a contiguous run (input column off + 2 ow is column ow + off / 2 of off's parity) and
+        // the loops below vectorize.
+        std::vector<T> parity;
+        if (s2 == 2) {
+          parity.resize(static_cast<size_t>(2 * rows * half_w));
+          for (int64_t r = 0; r < rows; ++r) {
+            const T* xr = xp + r * w3.in[2];
+            T *even = parity.data() + r * half_w, *odd = even + rows * half_w;
+            for (int64_t j = 0; j < w3.in[2]; ++j) (j & 1 ? odd : even)[j >> 1] = xr[j];
+          }
+        }
         // A window with no element: as the reference (-Inf for floats, the lowest code else).
         std::fill(yp, yp + out_plane,
                   std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest());
@@ -46,13 +60,18 @@ class MaxPoolFast final : public PreparedKernel {
               ref::for_each_tap_row(w3, kd, kh, kw, [&](int64_t orow, int64_t irow, const ref::ColumnRange& cr) {
                 T* yr = yp + orow * ow_n;
                 const T* xr = xp + irow * w3.in[2] + cr.off;
+                int64_t step = s2;
+                if (s2 == 2) {
+                  xr = parity.data() + ((cr.off & 1) * rows + irow) * half_w + (cr.off >> 1);
+                  step = 1;
+                }
                 if constexpr (std::is_floating_point_v<T>) {
                   for (int64_t ow = cr.lo; ow < cr.hi; ++ow) {
-                    T v = xr[ow * s2], b = yr[ow];
+                    T v = xr[ow * step], b = yr[ow];
                     yr[ow] = (v > b || (v != v && b == b)) ? v : b;
                   }
                 } else {
-                  for (int64_t ow = cr.lo; ow < cr.hi; ++ow) yr[ow] = std::max(yr[ow], xr[ow * s2]);
+                  for (int64_t ow = cr.lo; ow < cr.hi; ++ow) yr[ow] = std::max(yr[ow], xr[ow * step]);
                 }
               });
       });
