@@ -9,7 +9,7 @@
      threads with the runtime's ISA choice, one with the reference kernels), against ONNX Runtime 1.30 (CPU, float)
      at the same thread count on the same input; ratio = time / ONNX Runtime time (below 1 =
      faster than ONNX Runtime). resnet18 is torchvision's, exported with seeded random weights.
-     Also ONNX Runtime's own int8 on a QDQ export of the same int8 program (`fixpoint export-qdq`:
+     Also, for resnet18, ONNX Runtime's own int8 on a QDQ export of the same int8 program (`fixpoint export-qdq`:
      the program's per-channel int8 weights, activation scales and zero points; ORT fuses the
      Q/DQ pairs into its int8 kernels) and, for resnet18, batch-8 throughput (images/s).
   3. the machine's limits (build/bench/peak: vpdpbusd, vpdpwssd and FMA multiply-accumulates per
@@ -140,6 +140,7 @@ def models(build, names, repeat, work, rows_wanted):
             if bits == 8:  # where the int8 time goes: the slowest GEMM layers at 2 threads
                 out = run([cli, "run", prog] + feed + ["--threads", "2", "--profile"])
                 r["int8_2t_layers"] = slow_layers(out, macs, r["fixpoint_int8_2t_ms"])
+            if bits == 8 and name == "resnet18":  # the int8 peer (the OCR models' opset-9 QDQ exports do not load in ORT)
                 qdq = os.path.join(work, f"{name}_int8_qdq.onnx")
                 run([cli, "export-qdq", prog, "-o", qdq, "-q"])
                 ort_q = ["node", os.path.join(ROOT, "scripts", "oracle", "ort_run.js"), qdq, os.path.join(work, "ort"),
