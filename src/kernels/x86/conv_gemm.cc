@@ -670,6 +670,17 @@ void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
   });
 }
 
+void run_conv_transpose(qref::QContext& c, const std::string& isa) {
+  const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
+  RequantFns fns;
+  if (isa == "avx2" || isa == "avx512vnni") fns.row = requant_row_s32_avx2;
+  if (isa == "avx512vnni") fns.store = requant_store_s32_avx512;
+  if (u8 && conv_transpose_tiled_u8(c, *u8, fns)) return;
+  const GemmS16Kernel* k = gemm_s16_for(isa);
+  if (k && gemm_path_applies(c)) return conv_transpose_gemm(c, *k);
+  qref::find_integer_kernel(std::string(c.op.kind()))(c);
+}
+
 void run_packed(qref::QContext& c, const PackedWeights& pw) {
   if (c.in.at(0)->dtype() != pw.in_type) return find_runtime_kernel(std::string(c.op.kind()))(c);
   if (c.op.is<params::Conv>()) return pw.pairs ? conv_implicit_s16(c, pw) : pw.implicit ? conv_implicit_u8(c, pw) : conv_gemm(c, pw);
@@ -685,11 +696,7 @@ void pack_and_run(qref::QContext& c) {
   run_packed(c, *pw);
 }
 
-void conv_transpose_selected(qref::QContext& c) {
-  const GemmS16Kernel* k = selected_gemm_s16();
-  if (k && gemm_path_applies(c)) return conv_transpose_gemm(c, *k);
-  qref::find_integer_kernel(std::string(c.op.kind()))(c);
-}
+void conv_transpose_selected(qref::QContext& c) { run_conv_transpose(c, selected_isa()); }
 
 template <bool (*Fast)(qref::QContext&)>
 void or_reference(qref::QContext& c) {

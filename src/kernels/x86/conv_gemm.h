@@ -71,6 +71,15 @@ void matmul_gemm(qref::QContext& c, const PackedWeights& pw);
 // ConvTranspose (22): a GEMM per group (weights x transposed input) and an exact col2im (8-bit
 // codes; requires gemm_path_applies(c)).
 void conv_transpose_gemm(qref::QContext& c, const GemmS16Kernel& k);
+// ConvTranspose (22) whose kernel tiles the output (kernel = stride, no dilation, pads or output
+// padding: each output pixel is one tap of one input pixel), 8-bit codes, int8 weights, 1-D/2-D,
+// on the quads u8 x s8 kernel (conv_implicit.cc): a pointwise implicit GEMM of rows (output
+// channel, tap) by input pixels, each row's codes stored at its tap's output pixels. False
+// (nothing done) elsewhere.
+bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& k, const RequantFns& fns);
+// The optimized ConvTranspose of `isa`: the tiled path where it applies, else the int16 GEMM
+// where gemm_path_applies, else the reference kernel.
+void run_conv_transpose(qref::QContext& c, const std::string& isa);
 
 // The kernel the runtime runs for a program op kind: the optimized one of selected_isa() where
 // there is one and it applies (else the reference), or the reference one for "reference".

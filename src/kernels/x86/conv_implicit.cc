@@ -265,6 +265,92 @@ std::vector<int16_t> pack_conv_pairs(const Tensor& w, int64_t& Kp, int64_t& kb, 
   return r;
 }
 
+bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, const RequantFns& fns) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  const auto& p = op.as<params::ConvTranspose>();
+  if (!kern.quads || (x.dtype() != DType::UInt8 && x.dtype() != DType::Int8) || p.weight.dtype() != DType::Int8)
+    return false;
+  Shape ws = {x.dim(1), p.mg};
+  for (int64_t v : p.kernel_shape.to_i64_vector()) ws.push_back(v);
+  if (ws.size() != 3 && ws.size() != 4) return false;
+  ref::TransposeWindow t = ref::conv_transpose_window(op.node, x.shape(), ws);
+  for (int i = 0; i < 3; ++i)  // the kernel tiles the output: one tap per output pixel
+    if (t.k[i] != t.s[i] || t.d[i] != 1 || t.pb[i] != 0 || t.out[i] != t.in[i] * t.s[i]) return false;
+  if (t.k[0] != 1) return false;
+  // The GEMM of the pointwise view: rows r = (output channel mi, tap kk) of a group, k = input
+  // channel c (one quad per four channels), columns = input pixels.
+  const int64_t N = t.N, groups = t.M / t.mg, ks = t.k[1] * t.k[2], R = t.mg * ks, CQ = ceil_div(t.cg, 4), Kp = CQ * 4;
+  const int64_t H = t.in[1], W = t.in[2], P = H * W, OH = t.out[1], OW = t.out[2];
+  std::vector<int8_t> a(static_cast<size_t>(groups * R * Kp), 0);
+  std::vector<int64_t> wsum(static_cast<size_t>(groups * R), 0);
+  const int8_t* w = p.weight.data<int8_t>();  // W[m][(ci - g cg) ks + k] (22), as the compiler stores it
+  for (int64_t g = 0; g < groups; ++g)
+    for (int64_t ci = 0; ci < t.cg; ++ci)
+      for (int64_t r = 0; r < R; ++r) {
+        int8_t v = w[((g * t.mg + r / ks) * t.cg + ci) * ks + r % ks];
+        a[static_cast<size_t>((g * R + r) * Kp + ci)] = v;
+        wsum[static_cast<size_t>(g * R + r)] += v;
+      }
+  ref::ConvGeometry geo;  // a 1x1 stride-1 conv over the input, to lay out its channel quads
+  geo.N = N;
+  geo.C = t.C;
+  geo.M = t.M;
+  geo.group = groups;
+  geo.cg = t.cg;
+  geo.mg = t.mg;
+  geo.w3 = ref::Window{t.in, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, t.in};
+  geo.ks = 1;
+  geo.in_plane = geo.out_plane = P;
+  WordPlanes qp(geo, CQ);
+  bool int8 = x.dtype() == DType::Int8;
+  uint8_t flip = int8 ? 0x80 : 0;
+  int64_t zu = c.in_q[0].zero_point + (int8 ? 128 : 0);
+  const uint8_t* xb = static_cast<const uint8_t*>(x.raw());
+  const int64_t bg_bytes = qp.words * 4;
+  Scratch<uint8_t> planes(c.pool, static_cast<size_t>(N * groups * bg_bytes));
+  for (int64_t bg = 0; bg < N * groups; ++bg) {
+    uint8_t* d = planes.data() + bg * bg_bytes;
+    fill_quad_planes(geo, qp, xb, flip, static_cast<uint8_t>(zu), bg / groups, bg % groups, d, c.threads);
+    int64_t used = CQ * qp.plane * 4;
+    std::memset(d + used, 0, static_cast<size_t>(bg_bytes - used));
+  }
+  qref::ChannelRequant rq(c);
+  Tensor& y = c.output(0, t.out_shape, false);  // every output pixel is one tap's
+  const ImplicitTasks tasks(N * groups, P, R);
+  qref::visit_int(y.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* yp = y.data<T>();
+    parallel_for(tasks.count, c.threads, [&](int64_t task) {
+      int64_t bg, p0, r0;
+      tasks.decode(task, bg, p0, r0);
+      int64_t b = bg / groups, g = bg % groups;
+      int64_t nq = std::min(kPositions, P - p0), np = ceil_div(nq, kern.n_align) * kern.n_align;
+      int64_t rows = std::min(tasks.mb, R - r0);
+      const uint8_t* base = planes.data() + bg * bg_bytes + p0 * 4;
+      const uint8_t** bq = task_buffer<const uint8_t*, __LINE__>(static_cast<size_t>(CQ));
+      for (int64_t i = 0; i < CQ; ++i) bq[i] = base + qp.k_off[static_cast<size_t>(i)] * 4;
+      int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(rows * np));
+      GemmU8S8Args args{rows, np, Kp, a.data() + (g * R + r0) * Kp, nullptr, acc, np, 1};
+      args.Bq = bq;
+      kern.run(args);
+      T* codes = task_buffer<T, __LINE__>(static_cast<size_t>(nq));
+      for (int64_t ri = 0; ri < rows; ++ri) {
+        int64_t r = r0 + ri, m = g * t.mg + r / ks, kh = r % ks / t.k[2], kw = r % ks % t.k[2];
+        requant_store(rq, fns, m, zu * wsum[static_cast<size_t>(g * R + r)], acc + ri * np, nq, codes);
+        // Input pixel (ih, iw) lands on output (ih s_h + kh, iw s_w + kw).
+        for (int64_t q = p0; q < p0 + nq;) {
+          int64_t ih = q / W, end = std::min(p0 + nq, (ih + 1) * W);
+          T* out = yp + ((b * t.M + m) * OH + ih * t.s[1] + kh) * OW + kw;
+          for (int64_t i = q; i < end; ++i) out[(i % W) * t.s[2]] = codes[i - p0];
+          q = end;
+        }
+      }
+    });
+  });
+  return true;
+}
+
 void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];

@@ -138,6 +138,29 @@ Case random_conv_transpose_x(uint32_t seed, bool x16) {
   return test::make_conv_transpose_case(spec, cat("deconv_seed_", seed), rng, opad);
 }
 Case random_conv_transpose(uint32_t seed) { return random_conv_transpose_x(seed, false); }
+
+// A ConvTranspose whose kernel tiles the output (kernel = stride 1-3 per axis, no pads, output
+// padding or dilation: the OCR detector's 2x2 stride-2 upsampling), 8-bit codes, int8 weights,
+// 1-32 input channels, groups, input rows of up to 70 pixels (several 64-pixel tasks).
+Case random_tiled_conv_transpose(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  int64_t rank = pick(1, 2);
+  test::ConvSpec spec;
+  spec.group = pick(0, 3) == 0 ? 2 : 1;
+  spec.x = {pick(1, 2), pick(1, 16) * spec.group};
+  spec.M = pick(1, 9) * spec.group;
+  spec.pads.assign(2 * rank, 0);
+  std::vector<int64_t> opad(static_cast<size_t>(rank), 0);
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t k = pick(1, 3);
+    spec.kernel.push_back(k);
+    spec.strides.push_back(k);
+    spec.dilations.push_back(1);
+    spec.x.push_back(pick(1, i + 1 == rank ? 70 : 9));
+  }
+  return test::make_conv_transpose_case(spec, cat("tiled_deconv_seed_", seed), rng, opad);
+}
 Case random_conv_transpose16(uint32_t seed) { return random_conv_transpose_x(seed, true); }
 
 Case random_matmul(uint32_t seed) {
@@ -167,7 +190,7 @@ Tensor run(Case& c, int threads, const std::string& isa, std::string* kernel = n
     qref::find_integer_kernel(std::string(c.op.kind()))(ctx);
   } else if (c.op.is<params::ConvTranspose>()) {
     EXPECT_TRUE(xk::gemm_path_applies(ctx)) << c.op.node.label();
-    xk::conv_transpose_gemm(ctx, *xk::gemm_s16_for(isa));
+    xk::run_conv_transpose(ctx, isa);
   } else {
     auto pw = xk::pack_weights(c.op, c.qx.type, isa);
     EXPECT_TRUE(pw) << c.op.node.label();
@@ -230,7 +253,10 @@ TEST(GemmS16, WideRowsMatchReferenceThroughTheVectorIm2col) {
   check_every_isa(random_wide_depthwise, 21000, 60);
 }
 
-TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvTransposeBitExactly) { check_every_isa(random_conv_transpose, 8000, 100); }
+TEST(GemmS16, EveryAvailableIsaMatchesReferenceConvTransposeBitExactly) {
+  check_every_isa(random_conv_transpose, 8000, 100);
+  check_every_isa(random_tiled_conv_transpose, 9000, 80);
+}
 
 TEST(GemmS16, EveryAvailableIsaMatchesReferenceMatMulBitExactly) { check_every_isa(random_matmul, 5000, 80); }
 
