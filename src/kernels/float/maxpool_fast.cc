@@ -48,7 +48,8 @@ class MaxPoolFast final : public PreparedKernel {
           for (int64_t r = 0; r < rows; ++r) {
             const T* xr = xp + r * w3.in[2];
             T *even = parity.data() + r * half_w, *odd = even + rows * half_w;
-            for (int64_t j = 0; j < w3.in[2]; ++j) (j & 1 ? odd : even)[j >> 1] = xr[j];
+            for (int64_t j = 0; 2 * j < w3.in[2]; ++j) even[j] = xr[2 * j];
+            for (int64_t j = 0; 2 * j + 1 < w3.in[2]; ++j) odd[j] = xr[2 * j + 1];
           }
         }
         // A window with no element: as the reference (-Inf for floats, the lowest code else).
