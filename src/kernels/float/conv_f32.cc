@@ -217,43 +217,25 @@ class ConvF32 final : public PreparedKernel {
         }
       if (ci == geo.cg - 1) std::fill(planes.get() + ng * per_ng + geo.cg * phases * plane, planes.get() + (ng + 1) * per_ng, 0.0f);
     });
-    constexpr int64_t kKc = 256;  // K blocks, as in gemm()
-    int64_t cols = std::clamp<int64_t>((32768 / std::min(std::max<int64_t>(Kc_, 1), kKc)) / NR * NR, NR, 256);
-    int64_t blocks = (Pv + cols - 1) / cols, base_tasks = ng_count * blocks;
-    int64_t mchunks = std::clamp<int64_t>((2 * threads + base_tasks - 1) / base_tasks, 1, panels_);
-    int64_t per_chunk = (panels_ + mchunks - 1) / mchunks, tasks = base_tasks * mchunks;
-    const size_t max_rows = static_cast<size_t>(cols / NR * Kc_), tile = static_cast<size_t>(per_chunk * kMR * cols);
-    std::vector<std::unique_ptr<const float*[]>> row_lists(parallel_slots(tasks, threads));
+    const Tasks tp(*this, ng_count, Pv, threads);
+    const int64_t cols = tp.cols;
+    const size_t max_rows = static_cast<size_t>(cols / NR * Kc_), tile = static_cast<size_t>(tp.per_chunk * kMR * cols);
+    std::vector<std::unique_ptr<const float*[]>> row_lists(parallel_slots(tp.count, threads));
     std::vector<std::unique_ptr<float[]>> tiles(row_lists.size());
-    parallel_for_slots(tasks, threads, [&](int64_t task, int slot) {
+    parallel_for_slots(tp.count, threads, [&](int64_t task, int slot) {
       if (!row_lists[slot]) {
         row_lists[slot].reset(new const float*[max_rows]);
         tiles[slot].reset(new float[tile]);
       }
       const float** rows = row_lists[slot].get();
       float* acc = tiles[slot].get();  // the chunk's rows x cols virtual positions, row stride cols
-      int64_t mc = task % mchunks, bt = task / mchunks;
-      int64_t blk = bt % blocks, ng = bt / blocks, g = ng % group_, n = ng / group_;
-      int64_t p0 = blk * cols, nc = std::min(cols, Pv - p0);
-      int64_t mp0 = mc * per_chunk, mp1 = std::min(panels_, mp0 + per_chunk);
-      if (mp0 >= mp1) return;
+      int64_t ng, p0, nc, mp0, mp1;
+      if (!tp.decode(task, Pv, ng, p0, nc, mp0, mp1)) return;
+      int64_t g = ng % group_, n = ng / group_;
       const float* base = planes.get() + ng * per_ng + p0;
       for (int64_t j = 0; j * NR < nc; ++j)
         for (int64_t k = 0; k < Kc_; ++k) rows[j * Kc_ + k] = base + j * NR + k_off[static_cast<size_t>(k)];
-      for (int64_t k0 = 0; k0 < Kc_; k0 += kKc) {
-        int64_t kk = std::min(kKc, Kc_ - k0);
-        bool last = k0 + kk == Kc_;
-        for (int64_t mp = mp0; mp < mp1; ++mp) {
-          const float* a = packed_.data() + ((g * panels_ + mp) * Kc_ + k0) * kMR;
-          int mr = static_cast<int>(std::min<int64_t>(kMR, mg_ - mp * kMR));
-          const float* bias = last ? bias_.data() + g * mg_ + mp * kMR : nullptr;
-          for (int64_t j0 = 0; j0 < nc; j0 += NR) {
-            int nr = static_cast<int>(std::min<int64_t>(NR, nc - j0));
-            k_->gemm_indirect(kk, a, rows + (j0 / NR) * Kc_ + k0, bias, k0 > 0, acc + (mp - mp0) * kMR * cols + j0, cols,
-                              mr, nr);
-          }
-        }
-      }
+      panels(g, mp0, mp1, rows, nc, acc, cols);
       // The valid positions (ow < OW) of each output row the block covers.
       float* yg = y + (n * M_ + g * mg_) * geo.out_plane;
       for (int64_t p = p0; p < p0 + nc;) {
@@ -268,51 +250,78 @@ class ConvF32 final : public PreparedKernel {
 
   void gemm(const ref::ConvGeometry& geo, const float* x, float* y, int threads) const {
     const int64_t P = geo.out_plane;
-    // K is taken in blocks of kKc (each chain continued from C, the same bits as one pass) so a
-    // block's B values (kKc x cols floats, 128 KiB) stay in L2 while every weight panel of the
-    // block passes over them. Tasks: (batch row, group, column block, range of weight panels);
-    // the panel ranges only split the work between threads, never a chain.
-    constexpr int64_t kKc = 256;
-    const int64_t NR = k_->nr;
-    int64_t cols = std::clamp<int64_t>((32768 / std::min(std::max<int64_t>(Kc_, 1), kKc)) / NR * NR, NR, 256);
-    int64_t blocks = (P + cols - 1) / cols, base_tasks = geo.N * group_ * blocks;
-    int64_t mchunks = std::clamp<int64_t>((2 * threads + base_tasks - 1) / base_tasks, 1, panels_);
-    int64_t per_chunk = (panels_ + mchunks - 1) / mchunks, tasks = base_tasks * mchunks;
+    const Tasks tp(*this, geo.N * group_, P, threads);
+    const int64_t NR = k_->nr, cols = tp.cols;
     // Scratch per worker, allocated once per call (uninitialized: indirection() writes what the
     // microkernel reads).
     const size_t max_rows = static_cast<size_t>(((cols + NR - 1) / NR) * Kc_);
-    std::vector<std::unique_ptr<float[]>> packs(parallel_slots(tasks, threads));
+    std::vector<std::unique_ptr<float[]>> packs(parallel_slots(tp.count, threads));
     std::vector<std::unique_ptr<const float*[]>> row_lists(packs.size());
-    parallel_for_slots(tasks, threads, [&](int64_t task, int slot) {
+    parallel_for_slots(tp.count, threads, [&](int64_t task, int slot) {
       if (!packs[slot]) {
         packs[slot].reset(new float[max_rows * NR]);
         row_lists[slot].reset(new const float*[max_rows]);
       }
       const float** rows = row_lists[slot].get();
-      int64_t mc = task % mchunks, bt = task / mchunks;
-      int64_t blk = bt % blocks, ng = bt / blocks, g = ng % group_, n = ng / group_;
-      int64_t p0 = blk * cols, nc = std::min(cols, P - p0);
-      int64_t mp0 = mc * per_chunk, mp1 = std::min(panels_, mp0 + per_chunk);
-      if (mp0 >= mp1) return;
+      int64_t ng, p0, nc, mp0, mp1;
+      if (!tp.decode(task, P, ng, p0, nc, mp0, mp1)) return;
+      int64_t g = ng % group_, n = ng / group_;
       indirection(geo, x + (n * geo.C + g * geo.cg) * geo.in_plane, p0, nc, rows, packs[slot].get());
-      float* yg = y + (n * M_ + g * mg_) * P;
-      for (int64_t k0 = 0; k0 < Kc_; k0 += kKc) {
-        int64_t kk = std::min(kKc, Kc_ - k0);
-        bool last = k0 + kk == Kc_;
-        for (int64_t mp = mp0; mp < mp1; ++mp) {
-          const float* a = packed_.data() + ((g * panels_ + mp) * Kc_ + k0) * kMR;
-          int mr = static_cast<int>(std::min<int64_t>(kMR, mg_ - mp * kMR));
-          const float* bias = last ? bias_.data() + g * mg_ + mp * kMR : nullptr;
-          for (int64_t j0 = 0; j0 < nc; j0 += NR) {
-            int nr = static_cast<int>(std::min<int64_t>(NR, nc - j0));
-            k_->gemm_indirect(kk, a, rows + (j0 / NR) * Kc_ + k0, bias, k0 > 0, yg + mp * kMR * P + p0 + j0, P,
-                                   mr, nr);
-          }
-        }
-      }
+      panels(g, mp0, mp1, rows, nc, y + (n * M_ + g * mg_) * P + mp0 * kMR * P + p0, P);
     });
   }
 
+  // Tasks of a conv GEMM over P positions per (batch row, group): (batch row, group, block of
+  // cols positions, range of weight panels); the panel ranges only split the work between
+  // threads, never a chain.
+  struct Tasks {
+    int64_t cols, blocks, mchunks, per_chunk, count, panels;
+    Tasks(const ConvF32& cv, int64_t batch_groups, int64_t P, int threads) : panels(cv.panels_) {
+      const int64_t NR = cv.k_->nr;
+      cols = std::clamp<int64_t>((32768 / std::min(std::max<int64_t>(cv.Kc_, 1), kKc)) / NR * NR, NR, 256);
+      blocks = (P + cols - 1) / cols;
+      const int64_t base = batch_groups * blocks;
+      mchunks = std::clamp<int64_t>((2 * threads + base - 1) / base, 1, cv.panels_);
+      per_chunk = (cv.panels_ + mchunks - 1) / mchunks;
+      count = base * mchunks;
+    }
+    // Task t: its (batch row, group), first position and count, weight panels [mp0, mp1); false
+    // when the range is empty.
+    bool decode(int64_t t, int64_t P, int64_t& ng, int64_t& p0, int64_t& nc, int64_t& mp0, int64_t& mp1) const {
+      int64_t mc = t % mchunks, bt = t / mchunks;
+      ng = bt / blocks;
+      p0 = bt % blocks * cols;
+      nc = std::min(cols, P - p0);
+      mp0 = mc * per_chunk;
+      mp1 = std::min(panels, mp0 + per_chunk);
+      return mp0 < mp1;
+    }
+  };
+
+  // Weight panels [mp0, mp1) of group g against nc positions whose B rows are `rows` (Kc_ row
+  // pointers per NR positions) into out (panel mp0's first row; row stride ldc). K is taken in
+  // blocks of kKc, each chain continued from C (the same bits as one pass), so a block's B
+  // values (kKc x cols floats, 128 KiB) stay in L2 while every weight panel passes over them;
+  // the bias joins at the last block.
+  void panels(int64_t g, int64_t mp0, int64_t mp1, const float* const* rows, int64_t nc, float* out, int64_t ldc) const {
+    const int64_t NR = k_->nr;
+    for (int64_t k0 = 0; k0 < Kc_; k0 += kKc) {
+      int64_t kk = std::min(kKc, Kc_ - k0);
+      bool last = k0 + kk == Kc_;
+      for (int64_t mp = mp0; mp < mp1; ++mp) {
+        const float* a = packed_.data() + ((g * panels_ + mp) * Kc_ + k0) * kMR;
+        int mr = static_cast<int>(std::min<int64_t>(kMR, mg_ - mp * kMR));
+        const float* bias = last ? bias_.data() + g * mg_ + mp * kMR : nullptr;
+        for (int64_t j0 = 0; j0 < nc; j0 += NR) {
+          int nr = static_cast<int>(std::min<int64_t>(NR, nc - j0));
+          k_->gemm_indirect(kk, a, rows + (j0 / NR) * Kc_ + k0, bias, k0 > 0, out + (mp - mp0) * kMR * ldc + j0, ldc,
+                            mr, nr);
+        }
+      }
+    }
+  }
+
+  static constexpr int64_t kKc = 256;  // k per block (panels())
   const F32Kernels* k_;
   Shape wshape_;
   int64_t group_, M_ = 0, mg_ = 0, Kc_ = 0, panels_ = 0;

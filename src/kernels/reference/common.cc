@@ -8,6 +8,27 @@ int64_t norm_axis(int64_t axis, int64_t rank, const Node& n, const char* what) {
   return axis < 0 ? axis + rank : axis;
 }
 
+ConcatGeometry concat_geometry(const std::vector<const Tensor*>& in, int64_t axis, const Node& n) {
+  FP_CHECK(!in.empty(), n.label(), ": needs at least one input");
+  const Tensor& x0 = *in[0];
+  const int64_t r = x0.rank();
+  ConcatGeometry g;
+  g.axis = norm_axis(axis, r, n);
+  g.ys = x0.shape();
+  g.ys[g.axis] = 0;
+  for (size_t k = 0; k < in.size(); ++k) {
+    const Tensor& t = *in[k];
+    FP_CHECK(t.rank() == r, n.label(), ": input ", k, " has rank ", t.rank(), ", expected ", r);
+    for (int64_t d = 0; d < r; ++d)
+      FP_CHECK(d == g.axis || t.dim(d) == x0.dim(d), n.label(), ": input ", k, " shape ", shape_str(t.shape()),
+               " does not match ", shape_str(x0.shape()), " outside axis ", g.axis);
+    g.ys[g.axis] += t.dim(g.axis);
+  }
+  for (int64_t d = 0; d < g.axis; ++d) g.outer *= g.ys[d];
+  for (int64_t d = g.axis + 1; d < r; ++d) g.inner *= g.ys[d];
+  return g;
+}
+
 Shape broadcast(const Shape& a, const Shape& b, const Node& n) {
   size_t r = std::max(a.size(), b.size());
   Shape out(r);

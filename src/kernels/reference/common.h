@@ -66,6 +66,15 @@ template <typename F> void dispatch_all(DType t, const Node& n, F&& f) {
 // Axis in [-rank, rank) -> [0, rank); throws naming the node.
 int64_t norm_axis(int64_t axis, int64_t rank, const Node& n, const char* what = "axis");
 
+// Concat of `in` along `axis` (attribute value, any sign): the output shape and the output viewed
+// as [outer, ys[axis] * inner] rows; input k fills columns [sum of earlier rows, + dim(axis) *
+// inner). Checks ranks and the shapes outside the axis, naming the node.
+struct ConcatGeometry {
+  int64_t axis = 0, outer = 1, inner = 1;
+  Shape ys;
+};
+ConcatGeometry concat_geometry(const std::vector<const Tensor*>& in, int64_t axis, const Node& n);
+
 // Numpy-style broadcast of two shapes; throws naming the node.
 Shape broadcast(const Shape& a, const Shape& b, const Node& n);
 

@@ -22,27 +22,18 @@ bool concat_fast(qref::QContext& c) {
   if (!narrow(c.out_q[0].type)) return false;
   for (const Tensor* t : c.in)
     if (!narrow(t->dtype())) return false;
-  const Tensor& x0 = *c.in[0];
-  int64_t axis = ref::norm_axis(op.node.attr_int("axis", 0), x0.rank(), op.node);
-  Shape ys = x0.shape();
-  ys[axis] = 0;
-  for (const Tensor* t : c.in) {
-    FP_CHECK(t->rank() == x0.rank(), op.node.label(), ": inputs differ in rank");
-    ys[axis] += t->dim(axis);
-  }
-  Tensor& y = c.output(0, ys, false);  // every element is written below
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= ys[d];
-  for (int64_t d = axis + 1; d < x0.rank(); ++d) inner *= ys[d];
+  const ref::ConcatGeometry g = ref::concat_geometry(c.in, op.node.attr_int("axis", 0), op.node);
+  Tensor& y = c.output(0, g.ys, false);  // every element is written below
+  const int64_t outer = g.outer, inner = g.inner;
   const fx::Range r = fx::range_of(c.out_q[0].type);
-  const int64_t zy = c.out_q[0].zero_point, orow = ys[axis] * inner;
+  const int64_t zy = c.out_q[0].zero_point, orow = g.ys[g.axis] * inner;
   const auto& p = op.as<params::Concat>();
   const bool avx2 = selected_isa() == "avx2" || selected_isa() == "avx512vnni";
   constexpr int64_t kBlock = 4096;  // codes per task
   int64_t at = 0;
   for (size_t k = 0; k < c.in.size(); ++k) {
     const Tensor& x = *c.in[k];
-    const int64_t zx = c.in_q[k].zero_point, row = x.dim(axis) * inner, blocks = (row + kBlock - 1) / kBlock;
+    const int64_t zx = c.in_q[k].zero_point, row = x.dim(g.axis) * inner, blocks = (row + kBlock - 1) / kBlock;
     const fx::Multiplier mu{p.mult.data<int64_t>()[k], static_cast<int>(p.shift.data<int64_t>()[k])};
     const bool same = x.dtype() == y.dtype() && zx == zy && mu.n >= 0 && mu.n <= 62 && mu.m == (int64_t{1} << mu.n);
     const bool vec = avx2 && mu.m > 0 && mu.m < (int64_t{1} << 31) && mu.n >= 1 && mu.n <= 62;

@@ -135,6 +135,43 @@ void fill_quad_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
   });
 }
 
+// The 8-bit input of an implicit GEMM: the quad phase planes of every (batch row, group) of
+// c's input, [bg][qp.words * 4 bytes], their slack zeroed (read only for dropped outputs), and
+// the shifted input zero point z_u.
+struct QuadInput {
+  Scratch<uint8_t> planes;
+  int64_t zu, bg_bytes;
+  QuadInput(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp)
+      : planes(c.pool, static_cast<size_t>(geo.N * geo.group * qp.words * 4)), bg_bytes(qp.words * 4) {
+    const Tensor& x = *c.in[0];
+    const bool int8 = x.dtype() == DType::Int8;
+    zu = c.in_q[0].zero_point + (int8 ? 128 : 0);
+    const auto* xb = static_cast<const uint8_t*>(x.raw());
+    const int64_t used = qp.sy * qp.sx * qp.CQ * qp.plane * 4;
+    for (int64_t bg = 0; bg < geo.N * geo.group; ++bg) {
+      uint8_t* d = planes.data() + bg * bg_bytes;
+      fill_quad_planes(geo, qp, xb, int8 ? 0x80 : 0, static_cast<uint8_t>(zu), bg / geo.group, bg % geo.group, d,
+                       c.threads);
+      std::memset(d + used, 0, static_cast<size_t>(bg_bytes - used));
+    }
+  }
+  // One task's GEMM: rows x np int32 sums (in a task buffer, row stride np) of `rows` weight
+  // rows w (Kp k each, pack_conv_quads' order) against np virtual positions from p0 of
+  // (batch row, group) bg.
+  int32_t* gemm(const GemmU8S8Kernel& kern, const WordPlanes& qp, int64_t bg, int64_t p0, const int8_t* w,
+                int64_t rows, int64_t np, int64_t Kp) {
+    const uint8_t* base = planes.data() + bg * bg_bytes + p0 * 4;
+    const int64_t kq = Kp / 4;
+    const uint8_t** bq = task_buffer<const uint8_t*, __LINE__>(static_cast<size_t>(kq));
+    for (int64_t i = 0; i < kq; ++i) bq[i] = base + qp.k_off[static_cast<size_t>(i)] * 4;
+    int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(rows * np));
+    GemmU8S8Args args{rows, np, Kp, w, nullptr, acc, np, 1};
+    args.Bq = bq;
+    kern.run(args);
+    return acc;
+  }
+};
+
 // Writes byte plane `byte` (0: low, 1: high) of the phase planes of batch row b, group g for
 // 16-bit codes: each word two channels' bytes of u = code ^ flip (0x8000 for int16 codes) as
 // int16 values in [0, 255], padding = z_u's byte, channels past cg = 0. Tasks split (phase,
@@ -303,18 +340,8 @@ bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, cons
   geo.ks = 1;
   geo.in_plane = geo.out_plane = P;
   WordPlanes qp(geo, CQ);
-  bool int8 = x.dtype() == DType::Int8;
-  uint8_t flip = int8 ? 0x80 : 0;
-  int64_t zu = c.in_q[0].zero_point + (int8 ? 128 : 0);
-  const uint8_t* xb = static_cast<const uint8_t*>(x.raw());
-  const int64_t bg_bytes = qp.words * 4;
-  Scratch<uint8_t> planes(c.pool, static_cast<size_t>(N * groups * bg_bytes));
-  for (int64_t bg = 0; bg < N * groups; ++bg) {
-    uint8_t* d = planes.data() + bg * bg_bytes;
-    fill_quad_planes(geo, qp, xb, flip, static_cast<uint8_t>(zu), bg / groups, bg % groups, d, c.threads);
-    int64_t used = CQ * qp.plane * 4;
-    std::memset(d + used, 0, static_cast<size_t>(bg_bytes - used));
-  }
+  QuadInput in(c, geo, qp);
+  const int64_t zu = in.zu;
   qref::ChannelRequant rq(c);
   Tensor& y = c.output(0, t.out_shape, false);  // every output pixel is one tap's
   const ImplicitTasks tasks(N * groups, P, R);
@@ -327,13 +354,7 @@ bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, cons
       int64_t b = bg / groups, g = bg % groups;
       int64_t nq = std::min(kPositions, P - p0), np = ceil_div(nq, kern.n_align) * kern.n_align;
       int64_t rows = std::min(tasks.mb, R - r0);
-      const uint8_t* base = planes.data() + bg * bg_bytes + p0 * 4;
-      const uint8_t** bq = task_buffer<const uint8_t*, __LINE__>(static_cast<size_t>(CQ));
-      for (int64_t i = 0; i < CQ; ++i) bq[i] = base + qp.k_off[static_cast<size_t>(i)] * 4;
-      int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(rows * np));
-      GemmU8S8Args args{rows, np, Kp, a.data() + (g * R + r0) * Kp, nullptr, acc, np, 1};
-      args.Bq = bq;
-      kern.run(args);
+      int32_t* acc = in.gemm(kern, qp, bg, p0, a.data() + (g * R + r0) * Kp, rows, np, Kp);
       T* codes = task_buffer<T, __LINE__>(static_cast<size_t>(nq));
       for (int64_t ri = 0; ri < rows; ++ri) {
         int64_t r = r0 + ri, m = g * t.mg + r / ks, kh = r % ks / t.k[2], kw = r % ks % t.k[2];
@@ -436,24 +457,11 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
   WordPlanes qp(geo, CQ);
   const int64_t P = OH * qp.Wq;
-  bool int8 = x.dtype() == DType::Int8;
-  uint8_t flip = int8 ? 0x80 : 0;
-  int64_t zu = c.in_q[0].zero_point + (int8 ? 128 : 0);
-  const uint8_t* xb = int8 ? reinterpret_cast<const uint8_t*>(x.data<int8_t>()) : x.data<uint8_t>();
-
-  // The phase planes of every (batch row, group); their slack zeroed (read only for dropped outputs).
-  const int64_t bg_bytes = qp.words * 4;
-  Scratch<uint8_t> planes(c.pool, static_cast<size_t>(N * group * bg_bytes));
-  for (int64_t bg = 0; bg < N * group; ++bg) {
-    uint8_t* d = planes.data() + bg * bg_bytes;
-    fill_quad_planes(geo, qp, xb, flip, static_cast<uint8_t>(zu), bg / group, bg % group, d, c.threads);
-    int64_t used = qp.sy * qp.sx * CQ * qp.plane * 4;
-    std::memset(d + used, 0, static_cast<size_t>(bg_bytes - used));
-  }
+  QuadInput in(c, geo, qp);
+  const int64_t zu = in.zu;
 
   const ImplicitTasks tasks(N * group, P, mg);
   const GemmU8S8Kernel& kern = *pw.u8;
-  const int64_t kq = Kp / 4;
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* yp = y.data<T>();
@@ -463,13 +471,7 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
       int64_t b = bg / group, g = bg % group;
       int64_t nq = std::min(kPositions, P - p0), np = ceil_div(nq, kern.n_align) * kern.n_align;
       int64_t rows = std::min(tasks.mb, mg - m0);
-      const uint8_t* base = planes.data() + bg * bg_bytes + p0 * 4;
-      const uint8_t** bq = task_buffer<const uint8_t*, __LINE__>(static_cast<size_t>(kq));
-      for (int64_t i = 0; i < kq; ++i) bq[i] = base + qp.k_off[static_cast<size_t>(i)] * 4;
-      int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(rows * np));
-      GemmU8S8Args args{rows, np, Kp, pw.w8.data() + (g * mg + m0) * Kp, nullptr, acc, np, 1};
-      args.Bq = bq;
-      kern.run(args);
+      int32_t* acc = in.gemm(kern, qp, bg, p0, pw.w8.data() + (g * mg + m0) * Kp, rows, np, Kp);
       for_each_valid_run(p0, nq, qp.Wq, OW, [&](int64_t p, int64_t oh, int64_t ow, int64_t run) {
         for (int64_t mi = 0; mi < rows; ++mi) {
           int64_t m = g * mg + m0 + mi;
