@@ -53,6 +53,17 @@ inline int64_t quantize(double r, double scale, int64_t zero_point, Range range)
   return static_cast<int64_t>(v);
 }
 
+// (5b) float -> integer code as ONNX's QuantizeLinear computes it (the graph inputs and float
+// fallback outputs of an imported QDQ model, whose pairs define their rounding): the quotient
+// in float32, rounded half to even, then z added and saturated. NaN -> the zero point as (5).
+inline int64_t quantize_onnx(float r, float scale, int64_t zero_point, Range range) {
+  if (std::isnan(r)) return sat(zero_point, range);
+  double v = static_cast<double>(std::nearbyint(r / scale)) + static_cast<double>(zero_point);  // default mode: half to even
+  if (!(v >= static_cast<double>(range.lo))) return range.lo;
+  if (v >= static_cast<double>(range.hi)) return range.hi;
+  return static_cast<int64_t>(v);
+}
+
 // (6) integer code -> float32: (float)(s * (q - z)).
 inline float dequantize(int64_t q, double scale, int64_t zero_point) {
   return static_cast<float>(scale * static_cast<double>(q - zero_point));

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fixpoint/fixedpoint.h"
 #include "fixpoint/ir.h"
 #include "fixpoint/op_params.h"
 
@@ -16,7 +17,17 @@ struct QParams {
   DType type = DType::Float32;
   double scale = 1.0;
   int64_t zero_point = 0;
+  // (5b): codes made from float values (graph inputs, float fallback outputs) round as ONNX's
+  // QuantizeLinear (half to even, in float32): set for the encodings an imported QDQ model's
+  // own pairs define, so the program quantizes where the model does, as the model does.
+  bool onnx_rounding = false;
   bool is_float() const { return type == DType::Float32; }
+  // (5) or (5b) of one float value.
+  int64_t quantize(double r) const {
+    fx::Range rg = fx::range_of(type);
+    return onnx_rounding ? fx::quantize_onnx(static_cast<float>(r), static_cast<float>(scale), zero_point, rg)
+                         : fx::quantize(r, scale, zero_point, rg);
+  }
   int bits() const { return is_float() ? 32 : static_cast<int>(dtype_size(type) * 8); }
 };
 
@@ -46,7 +57,8 @@ struct Program {
   // 3: 8-bit weights stored as int8; means (reduce, avgpool) carry M = s_x / s_y and divide by
   // the count exactly (31);
   // 2: typed op params (op_params.h) with a validated schema; 1: string-keyed ints/consts.
-  static constexpr int kFormatVersion = 3;
+  // 4: encodings carry onnx_rounding ((5b), QDQ imports);
+  static constexpr int kFormatVersion = 4;
   std::string source_model;
   std::string scale_mode = "float";  // or "pow2"
   std::string rounding = "half_up";  // docs/arithmetic.md (2)

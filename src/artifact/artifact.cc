@@ -75,8 +75,10 @@ json program_json(const Program& p) {
   j["float_constants"] = json::object();
   for (const auto& [k, t] : p.float_constants) j["float_constants"][k] = tensor_json(t);
   j["tensors"] = json::object();
-  for (const auto& [k, q] : p.tensors)
+  for (const auto& [k, q] : p.tensors) {
     j["tensors"][k] = {{"type", static_cast<int>(q.type)}, {"scale", q.scale}, {"zero_point", q.zero_point}};
+    if (q.onnx_rounding) j["tensors"][k]["onnx_rounding"] = true;
+  }
   j["ops"] = json::array();
   for (const auto& op : p.ops) {
     json o = {{"kind", std::string(op.kind())}, {"bits", op.bits}, {"fused", op.fused}, {"reason", op.reason},
@@ -104,7 +106,7 @@ Program program_from_json(const json& j) {
   for (const auto& [k, t] : j.at("float_constants").items()) p.float_constants[k] = tensor_from_json(t);
   for (const auto& [k, q] : j.at("tensors").items())
     p.tensors[k] = QParams{static_cast<DType>(q.at("type").get<int>()), q.at("scale").get<double>(),
-                           q.at("zero_point").get<int64_t>()};
+                           q.at("zero_point").get<int64_t>(), q.value("onnx_rounding", false)};
   for (const auto& o : j.at("ops")) {
     QOp op;
     op.bits = o.at("bits").get<int>();

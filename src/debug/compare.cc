@@ -227,9 +227,8 @@ Tensor Comparer::run_encoded(const Node& n, const std::vector<std::string>& enco
     if (it == cache.end()) {
       const QParams& q = p.tensors.at(in);
       Tensor d(DType::Float32, r->second.shape());
-      fx::Range range = fx::range_of(q.type);
       for (int64_t i = 0; i < d.numel(); ++i)
-        d.data<float>()[i] = fx::dequantize(fx::quantize(r->second.get_f64(i), q.scale, q.zero_point, range), q.scale, q.zero_point);
+        d.data<float>()[i] = fx::dequantize(q.quantize(r->second.get_f64(i)), q.scale, q.zero_point);
       it = cache.emplace(in, std::move(d)).first;
     }
     ins.push_back(&it->second);

@@ -53,7 +53,7 @@ QParams activation_qparams(CompileContext& cx, const std::string& t, int bits) {
   if (cx.opts.bits == 32) return q;
   auto qd = cx.qdq.activations.find(t);
   if (qd != cx.qdq.activations.end() && static_cast<int>(dtype_size(qd->second.type)) * 8 == bits)
-    return QParams{qd->second.type, qd->second.scale, qd->second.zero_point};  // §2.6: the model's own
+    return QParams{qd->second.type, qd->second.scale, qd->second.zero_point, true};  // §2.6: the model's own
   double lo, hi;
   auto r = cx.qat_ranges.find(t);
   if (r != cx.qat_ranges.end()) {

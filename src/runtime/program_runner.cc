@@ -35,15 +35,15 @@ Tensor quantize_tensor(const Tensor& t, const QParams& q, int threads = 1, Buffe
       if (t.dtype() == DType::Float32) {
         const float* p = t.data<float>();
         int64_t i = lo;
-        if (avx2 && q.zero_point >= INT32_MIN && q.zero_point <= INT32_MAX) {  // codes: lo, hi within int32
+        if (avx2 && !q.onnx_rounding && q.zero_point >= INT32_MIN && q.zero_point <= INT32_MAX) {  // codes within int32
           int32_t codes[kQuantBlock];
           int64_t done = xk::quantize_row_f32_avx2(p + lo, hi - lo, q.scale, q.zero_point, r.lo, r.hi, codes);
           for (int64_t j = 0; j < done; ++j) o[lo + j] = static_cast<T>(codes[j]);
           i += done;
         }
-        for (; i < hi; ++i) o[i] = static_cast<T>(fx::quantize(p[i], q.scale, q.zero_point, r));
+        for (; i < hi; ++i) o[i] = static_cast<T>(q.quantize(p[i]));
       } else {
-        for (int64_t i = lo; i < hi; ++i) o[i] = static_cast<T>(fx::quantize(t.get_f64(i), q.scale, q.zero_point, r));
+        for (int64_t i = lo; i < hi; ++i) o[i] = static_cast<T>(q.quantize(t.get_f64(i)));
       }
     });
   });

@@ -64,9 +64,18 @@ def qdq_model(path):
     onnx.save(m, path)
 
 
-def test_qdq_model_keeps_its_scales_and_matches_onnxruntime(tmp_path, oracle):
+@pytest.mark.parametrize("inputs", ["uniform", "on_ties"])
+def test_qdq_model_keeps_its_scales_and_matches_onnxruntime(tmp_path, oracle, inputs):
+    """on_ties: every input value half way between two input codes (x / s = j + 1/2, as pixels
+    normalized by (p / 255 - 0.5) / 0.5 are for the input scale 2/255 ONNX Runtime's quantizer
+    gives them): the input pair quantizes as ONNX's QuantizeLinear does, half to even (5b);
+    with (5)'s half up, half of the input codes were one step off and outputs up to 3 steps."""
     qdq_model(tmp_path / "m.onnx")
-    x = np.random.default_rng(6).uniform(-1.9, 1.9, (1, 3, 16, 16)).astype(np.float32)
+    rng = np.random.default_rng(6)
+    if inputs == "uniform":
+        x = rng.uniform(-1.9, 1.9, (1, 3, 16, 16)).astype(np.float32)
+    else:
+        x = ((rng.integers(-128, 127, (1, 3, 16, 16)) + 0.5) / 64).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     run_cli("compile", tmp_path / "m.onnx", "-o", tmp_path / "p", "-q")  # no --calib: the model has its scales
     rep = json.loads((tmp_path / "p" / "compile_report.json").read_text())

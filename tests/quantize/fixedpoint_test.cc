@@ -1,6 +1,8 @@
 // docs/arithmetic.md §1, §3: the scalar primitives.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 
 #include "fixpoint/fixedpoint.h"
@@ -43,6 +45,26 @@ TEST(FixedPoint, SaturationAndQuantizeRanges) {
   EXPECT_EQ(quantize(std::nan(""), 0.5, 128, range_of(DType::UInt8)), 128);
   EXPECT_EQ(quantize(INFINITY, 0.5, 128, range_of(DType::UInt8)), 255);
   EXPECT_EQ(quantize(-INFINITY, 0.5, 128, range_of(DType::UInt8)), 0);
+}
+
+// (5b): ONNX's QuantizeLinear (QDQ imports): float32 quotient, half to even, then z and saturation.
+TEST(FixedPoint, QuantizeOnnxRoundsHalfToEvenInFloat32) {
+  const Range u8 = range_of(DType::UInt8), i8 = range_of(DType::Int8);
+  EXPECT_EQ(quantize_onnx(0.5f, 1.0f, 0, i8), 0);  // (5) gives 1
+  EXPECT_EQ(quantize_onnx(1.5f, 1.0f, 0, i8), 2);
+  EXPECT_EQ(quantize_onnx(-0.5f, 1.0f, 0, i8), 0);
+  EXPECT_EQ(quantize_onnx(-1.5f, 1.0f, 0, i8), -2);  // (5) gives -1
+  EXPECT_EQ(quantize(-1.5, 1.0, 0, i8), -1);
+  // A pixel p normalized by (p / 255 - 0.5) / 0.5 at the scale 2/255: ties in float32.
+  for (int p = 0; p < 256; ++p) {
+    float x = (static_cast<float>(p) / 255.0f - 0.5f) / 0.5f, s = 2.0f / 255.0f;
+    float t = x / s;
+    int64_t want = static_cast<int64_t>(std::nearbyint(t)) + 127;
+    ASSERT_EQ(quantize_onnx(x, s, 127, u8), std::clamp<int64_t>(want, 0, 255)) << p;
+  }
+  EXPECT_EQ(quantize_onnx(1000.0f, 1.0f, 0, i8), 127);
+  EXPECT_EQ(quantize_onnx(-INFINITY, 0.5f, 128, u8), 0);
+  EXPECT_EQ(quantize_onnx(std::nanf(""), 0.5f, 128, u8), 128);
 }
 
 TEST(FixedPoint, MultiplierIsAccurateAndNormalized) {
