@@ -31,6 +31,7 @@ nlohmann::json given_options(const CompileArgs& a, const CLI::App& app) {
   if (given("--bias-correction")) j["bias_correction"] = a.bias_correction;
   if (given("--headroom16")) j["headroom16"] = a.headroom16;
   if (given("--narrow-intermediates")) j["narrow_intermediates"] = a.narrow_intermediates;
+  if (given("--narrow-stream")) j["narrow_stream"] = a.narrow_stream;
   if (given("--symmetric")) j["symmetric"] = a.symmetric;
   if (given("--qat")) j["qat"] = a.qat;
   if (given("--bits16")) j["bits16"] = a.bits16;
@@ -57,6 +58,9 @@ void add_compile_options(CLI::App* app, CompileArgs& a) {
                 "Correct each layer's bias by the mean shift its weight rounding causes (default: on when calibrated)");
   app->add_option("--headroom16", a.headroom16,
                   "--bits 16: calibrated ranges x FACTOR (default 1.5; 1: the calibrated range exactly)");
+  app->add_flag("--narrow-stream", a.narrow_stream,
+              "8-bit: store a transformer's residual stream (Add outputs a LayerNormalization reads) at 8 bits "
+              "(docs/arithmetic.md 2.7)");
   app->add_flag("--narrow-intermediates", a.narrow_intermediates,
               "8-bit: store every tensor at 8 bits, also those inside fused kernels (docs/arithmetic.md 2.7)");
   auto* asym = app->add_flag("--asymmetric", a.asymmetric,

@@ -20,6 +20,7 @@ ROWS = {
     "auto-mixed": dict(bits=8, auto_mixed=1.25),
     "symmetric": dict(bits=8, symmetric=True),
     "narrow": dict(bits=8, narrow_intermediates=True),
+    "narrow-stream": dict(bits=8, narrow_stream=True),
     "narrow-symmetric": dict(bits=8, narrow_intermediates=True, symmetric=True),
     "minmax": dict(bits=8, calib_method="minmax"),
     "mse": dict(bits=8, calib_method="mse"),

@@ -46,6 +46,9 @@ struct CompileOptions {
   // elementwise ops, the steps of an elementwise chain) keep 16 bits. false: every tensor is
   // stored at its layer's width, as on an accelerator that runs one op at a time.
   bool wide_intermediates = true;
+  // §2.7: in 8-bit programs, a transformer's residual stream (the Add outputs a
+  // LayerNormalization reads) is stored at 16 bits. false: at 8 bits (--narrow-stream).
+  bool wide_stream = true;
   std::function<void(const std::string&)> progress;  // progress lines (may be empty)
   std::shared_ptr<CalibrationCache> calibration_cache;  // optional, see make_calibration_cache
 };

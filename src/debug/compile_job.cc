@@ -139,6 +139,8 @@ void apply_compile_options(CompileJob& job, const nlohmann::json& obj, const std
         o.bias_correction = v.get<bool>();
       } else if (k == "narrow_intermediates") {
         o.wide_intermediates = !v.get<bool>();
+      } else if (k == "narrow_stream") {
+        o.wide_stream = !v.get<bool>();
       } else if (k == "symmetric") {
         o.asymmetric = !v.get<bool>();
       } else if (k == "asymmetric") {

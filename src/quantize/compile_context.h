@@ -44,6 +44,7 @@ struct CompileContext {
   std::set<std::string> nonneg;               // never negative (sign_analysis.cc): unsigned codes
   std::set<std::string> bounded;              // outputs of Softmax/Sigmoid/HardSigmoid/Tanh: never clipped
   std::set<std::string> fused_intermediates;  // §2.7: kept at 16 bits in 8-bit layers (width_policy.cc)
+  std::set<std::string> residual_stream;      // §2.7: a transformer's residual stream, 16 bits (width_policy.cc)
   std::set<std::string> consumed;             // nodes fused into an earlier op
   std::map<std::string, std::string> original_weight;  // conv/matmul op -> its float weight initializer
 

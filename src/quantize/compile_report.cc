@@ -109,6 +109,10 @@ CompileResult finish(CompileContext& cx) {
   for (const auto& t : cx.fused_intermediates)
     if (cx.prog.tensors.count(t) && cx.prog.tensors.at(t).bits() == 16) fused_wide.push_back(t);
   rep["fused_intermediates_16bit"] = fused_wide;
+  json stream = json::array();
+  for (const auto& t : cx.residual_stream)
+    if (cx.prog.tensors.count(t) && cx.prog.tensors.at(t).bits() == 16) stream.push_back(t);
+  rep["residual_stream_16bit"] = stream;
   rep["subgraph_counts"] = {{"accelerator", n_acc}, {"cpu", n_cpu}, {"boundary_tensors", boundary}};
   rep["precision_warnings"] = cx.precision_warnings;
   rep["calibration_nonfinite"] = {{"input_nan", cx.calib_nonfinite.inputs.nan}, {"input_inf", cx.calib_nonfinite.inputs.inf},

@@ -53,6 +53,36 @@ void find_fused_intermediates(CompileContext& cx) {
   }
 }
 
+// §2.7 Residual stream. A pre-norm transformer (ViT, Swin, SVTR) carries its tokens in one tensor
+// from Add to Add, and each block reads it through a LayerNormalization, which rescales every
+// token (row) to unit variance. Rows differ in magnitude (ViT's class token, 35x smaller than
+// the patch tokens with which it shares a per-tensor scale, keeps +-1 code at 8 bits), and the
+// normalization turns a row's few codes into full-size noise that the stream then carries to the
+// head. So the stream is stored at 16 bits: every Add/Sub output a LayerNormalization reads, and
+// the Concat output such an Add reads (where a class token joins the patches). Elementwise
+// layers and data movement only: the Conv/MatMul layers read the normalized 8-bit tokens.
+void find_residual_stream(CompileContext& cx) {
+  auto producers = cx.g.producers();
+  auto on_acc8 = [&](const Node& n) { return n.domain.empty() && cx.layer_allowed(n) && layer_bits(cx, n) == 8; };
+  auto produced_by = [&](const std::string& t, std::initializer_list<const char*> types) -> const Node* {
+    auto p = producers.find(t);
+    if (p == producers.end() || cx.g.is_graph_output(t) || !is_float_activation(cx.g, t) || cx.qdq.activations.count(t))
+      return nullptr;
+    const Node& n = cx.g.nodes[p->second];
+    for (const char* ty : types)
+      if (n.op_type == ty && on_acc8(n)) return &n;
+    return nullptr;
+  };
+  for (const auto& ln : cx.g.nodes) {
+    if (ln.op_type != "LayerNormalization" || !ln.domain.empty() || !cx.layer_allowed(ln) || ln.inputs.empty()) continue;
+    const Node* add = produced_by(ln.inputs[0], {"Add", "Sub"});
+    if (!add) continue;
+    cx.residual_stream.insert(ln.inputs[0]);
+    for (const auto& in : add->inputs)
+      if (produced_by(in, {"Concat"})) cx.residual_stream.insert(in);
+  }
+}
+
 // The width a layer's output is stored at: the layer's, or 16 bits for a fused intermediate.
 int qdq_bits(const CompileContext& cx, const std::string& t, int bits) {
   auto qd = cx.qdq.activations.find(t);
@@ -62,7 +92,7 @@ int qdq_bits(const CompileContext& cx, const std::string& t, int bits) {
 int out_bits(const CompileContext& cx, const QOp& op, const std::string& out) {
   if (qdq_bits(cx, out, op.bits) == 16) return 16;
   if (op.bits == 8 && layer_matches_any(cx.opts.out16, op.node)) return 16;  // --out16
-  return op.bits == 8 && cx.fused_intermediates.count(out) ? 16 : op.bits;
+  return op.bits == 8 && (cx.fused_intermediates.count(out) || cx.residual_stream.count(out)) ? 16 : op.bits;
 }
 
 int layer_bits(const CompileContext& cx, const Node& n) {

@@ -20,5 +20,8 @@ int qdq_bits(const CompileContext& cx, const std::string& t, int bits);
 
 // §2.7: fills cx.fused_intermediates, the tensors of 8-bit layers that never leave a fused kernel.
 void find_fused_intermediates(CompileContext& cx);
+// §2.7: fills cx.residual_stream, the Add outputs a LayerNormalization reads (and the Concat that
+// joins a token to the stream), stored at 16 bits in 8-bit programs.
+void find_residual_stream(CompileContext& cx);
 
 }  // namespace fixpoint

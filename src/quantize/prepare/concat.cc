@@ -21,7 +21,7 @@ bool prepare_concat(CompileContext& cx, QOp& op) {
     range = std::max({range, hi, q.zero_point == 0 ? 0.0 : -lo});
   }
   QParams qy;
-  qy.type = code_type(op.bits, nonneg);
+  qy.type = code_type(out_bits(cx, op, n.outputs[0]), nonneg);
   qy.scale = activation_scale(range, qy.type, cx.pow2);
   if (nonneg) cx.nonneg.insert(n.outputs[0]);
   cx.set_q(n.outputs[0], qy);

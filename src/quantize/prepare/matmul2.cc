@@ -15,7 +15,7 @@ bool prepare_matmul2(CompileContext& cx, QOp& op) {
   double lo, hi;
   std::string out = fuse_activation(cx, op, &lo, &hi);
   if (std::isfinite(lo) && lo >= 0) cx.nonneg.insert(out);
-  QParams qy = activation_qparams(cx, out, op.bits);
+  QParams qy = activation_qparams(cx, out, out_bits(cx, op, out));
   cx.set_q(out, qy);
   double M = qa.scale * qb.scale / qy.scale;
   fx::Multiplier mu = fx::make_multiplier(M, cx.pow2 && is_pow2(M));

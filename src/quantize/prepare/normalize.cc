@@ -13,7 +13,7 @@ namespace {
 bool prepare_normalize(CompileContext& cx, QOp& op, const Tensor* gamma, const Tensor* beta, int64_t per, params::Normalize* out) {
   const Node& n = op.node;
   QParams qx = cx.q_of(n.inputs[0]);
-  QParams qy = activation_qparams(cx, n.outputs[0], op.bits);
+  QParams qy = activation_qparams(cx, n.outputs[0], out_bits(cx, op, n.outputs[0]));
   Tensor mult(DType::Int64, {per}), shift(DType::Int64, {per}), sign(DType::Int64, {per}), bq(DType::Int64, {per});
   for (int64_t j = 0; j < per; ++j) {
     double G = gamma->get_f64(gamma->numel() == 1 ? 0 : j) / qy.scale;

@@ -11,7 +11,7 @@ bool prepare_prelu(CompileContext& cx, QOp& op) {
   if (!cx.all_inputs_quantized(n, 1) || n.inputs.size() != 2 || !cx.g.initializers.count(n.inputs[1])) return false;
   const Tensor& slope = cx.g.initializers.at(n.inputs[1]);
   QParams qx = cx.q_of(n.inputs[0]);
-  QParams qy = activation_qparams(cx, n.outputs[0], op.bits);
+  QParams qy = activation_qparams(cx, n.outputs[0], out_bits(cx, op, n.outputs[0]));
   cx.set_q(n.outputs[0], qy);
   // The slope's shape, right-aligned against x's rank (unidirectional broadcast).
   Tensor mult(DType::Int64, slope.shape()), shift(DType::Int64, slope.shape()), sign(DType::Int64, slope.shape());

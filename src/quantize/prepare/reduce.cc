@@ -8,7 +8,7 @@ bool prepare_sum_encoding(CompileContext& cx, QOp& op, QParams* qy, fx::Multipli
   if (!cx.all_inputs_quantized(op.node, 1)) return false;
   QParams qx = cx.q_of(op.node.inputs[0]);
   if (real_range(qx).first >= 0) cx.nonneg.insert(op.node.outputs[0]);
-  *qy = activation_qparams(cx, op.node.outputs[0], op.bits);
+  *qy = activation_qparams(cx, op.node.outputs[0], out_bits(cx, op, op.node.outputs[0]));
   // 1/count is rarely a power of two: the float form of (12) in pow2 mode too.
   *mu = fx::make_multiplier(qx.scale / qy->scale, false);
   if (mu->n < -31) return false;  // the products of (31) must stay below 2^116 (fx::requantize_mean)

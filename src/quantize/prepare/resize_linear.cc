@@ -7,7 +7,7 @@ bool prepare_resize_linear(CompileContext& cx, QOp& op) {
   const Node& n = op.node;
   if (!is_linear_resize(n) || !cx.all_inputs_quantized(n, 1)) return false;
   if (cx.nonneg.count(n.inputs[0])) cx.nonneg.insert(n.outputs[0]);
-  QParams qy = activation_qparams(cx, n.outputs[0], op.bits);
+  QParams qy = activation_qparams(cx, n.outputs[0], out_bits(cx, op, n.outputs[0]));
   cx.set_q(n.outputs[0], qy);
   params::ResizeLinear r;
   fx::Multiplier mu = fx::make_multiplier(cx.q_of(n.inputs[0]).scale / qy.scale, false);
