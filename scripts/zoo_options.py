@@ -6,7 +6,7 @@ int16-h1,int16-h1.5,...) and the 16-bit residual stream (rows int8,int8-narrow-s
 
 usage: zoo_options.py --split dev|test [--models a,b] [--rows int16-h1,int16-h1.5] [--size 64]
                       [--inputs 8] [--work DIR]
-rows: int8, int16, int8-narrow-stream, int16-hH (--bits 16 --headroom16 H).
+rows: int8, int16, int8-narrow-stream, int8-narrow-softmax, int16-hH (--bits 16 --headroom16 H).
 """
 import argparse
 import os
@@ -18,7 +18,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import zoo  # noqa: E402
 import fixpoint  # noqa: E402
 
-ROWS = {"int8": dict(bits=8), "int16": dict(bits=16), "int8-narrow-stream": dict(bits=8, narrow_stream=True)}
+ROWS = {"int8": dict(bits=8), "int16": dict(bits=16), "int8-narrow-stream": dict(bits=8, narrow_stream=True),
+        "int8-narrow-softmax": dict(bits=8, narrow_softmax=True)}
 
 
 def row_options(name):
@@ -26,7 +27,7 @@ def row_options(name):
         return ROWS[name]
     if name.startswith("int16-h"):
         return dict(bits=16, headroom16=float(name[len("int16-h"):]))
-    raise SystemExit(f"zoo_options: unknown row {name!r} (int8, int16, int8-narrow-stream, int16-hH)")
+    raise SystemExit(f"zoo_options: unknown row {name!r} (int8, int16, int8-narrow-stream, int8-narrow-softmax, int16-hH)")
 
 
 def main():

@@ -32,6 +32,7 @@ nlohmann::json given_options(const CompileArgs& a, const CLI::App& app) {
   if (given("--headroom16")) j["headroom16"] = a.headroom16;
   if (given("--narrow-intermediates")) j["narrow_intermediates"] = a.narrow_intermediates;
   if (given("--narrow-stream")) j["narrow_stream"] = a.narrow_stream;
+  if (given("--narrow-softmax")) j["narrow_softmax"] = a.narrow_softmax;
   if (given("--symmetric")) j["symmetric"] = a.symmetric;
   if (given("--qat")) j["qat"] = a.qat;
   if (given("--bits16")) j["bits16"] = a.bits16;
@@ -61,6 +62,8 @@ void add_compile_options(CLI::App* app, CompileArgs& a) {
   app->add_flag("--narrow-stream", a.narrow_stream,
               "8-bit: store a transformer's residual stream (Add outputs a LayerNormalization reads) at 8 bits "
               "(docs/arithmetic.md 2.7)");
+  app->add_flag("--narrow-softmax", a.narrow_softmax,
+              "8-bit: store a Softmax over rows of more than 16 entries at 8 bits (docs/arithmetic.md 2.7)");
   app->add_flag("--narrow-intermediates", a.narrow_intermediates,
               "8-bit: store every tensor at 8 bits, also those inside fused kernels (docs/arithmetic.md 2.7)");
   auto* asym = app->add_flag("--asymmetric", a.asymmetric,

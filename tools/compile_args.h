@@ -15,7 +15,7 @@ struct CompileArgs {
   double auto_mixed = 0;  // 0: off
   double headroom16 = 1.5;
   bool qat = false, quiet = false, bias_correction = true, asymmetric = false, symmetric = false,
-       narrow_intermediates = false, narrow_stream = false;
+       narrow_intermediates = false, narrow_stream = false, narrow_softmax = false;
   std::vector<std::string> calib, stats, shapes, bits16, bits8, params16, out16, deny, allow, disabled_passes;
 };
 

@@ -49,6 +49,9 @@ struct CompileOptions {
   // §2.7: in 8-bit programs, a transformer's residual stream (the Add outputs a
   // LayerNormalization reads) is stored at 16 bits. false: at 8 bits (--narrow-stream).
   bool wide_stream = true;
+  // §2.7: in 8-bit programs, a Softmax over rows of more than 16 entries stores its output at
+  // 16 bits. false: at 8 bits (--narrow-softmax).
+  bool wide_softmax = true;
   std::function<void(const std::string&)> progress;  // progress lines (may be empty)
   std::shared_ptr<CalibrationCache> calibration_cache;  // optional, see make_calibration_cache
 };

@@ -141,6 +141,8 @@ void apply_compile_options(CompileJob& job, const nlohmann::json& obj, const std
         o.wide_intermediates = !v.get<bool>();
       } else if (k == "narrow_stream") {
         o.wide_stream = !v.get<bool>();
+      } else if (k == "narrow_softmax") {
+        o.wide_softmax = !v.get<bool>();
       } else if (k == "symmetric") {
         o.asymmetric = !v.get<bool>();
       } else if (k == "asymmetric") {

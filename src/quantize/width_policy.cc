@@ -83,6 +83,28 @@ void find_residual_stream(CompileContext& cx) {
   }
 }
 
+// §2.7 Softmax over long rows. The output's 8-bit step is 1/255 of the whole [0, 1], so where a
+// row spreads over N entries (attention over N tokens), a typical probability 1/N keeps 255/N
+// codes: fewer than 16 (4 bits) once N > 16, and about 1 for ViT-B/16's 197 tokens (the own SNR
+// of each Softmax is then 14 dB). Such outputs are stored at 16 bits; the Softmax itself reads
+// its 8-bit input as before.
+constexpr int64_t kSoftmaxRow8 = 16;
+
+bool long_softmax(const CompileContext& cx, const Node& n) {
+  if (n.op_type != "Softmax" || !n.domain.empty() || n.inputs.empty()) return false;
+  const ValueInfo* vi = cx.g.info(n.inputs[0]);
+  if (!vi || !vi->shape_known()) return false;
+  const Shape s = vi->static_shape();
+  const auto r = static_cast<int64_t>(s.size());
+  int64_t axis = n.attr_int("axis", n.opset < 13 ? 1 : -1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) return false;
+  int64_t row = s[static_cast<size_t>(axis)];
+  if (n.opset < 13)  // the input coerced to 2-D at axis: a row is every dim from axis on
+    for (int64_t d = axis + 1; d < r; ++d) row *= s[static_cast<size_t>(d)];
+  return row > kSoftmaxRow8;
+}
+
 // The width a layer's output is stored at: the layer's, or 16 bits for a fused intermediate.
 int qdq_bits(const CompileContext& cx, const std::string& t, int bits) {
   auto qd = cx.qdq.activations.find(t);
@@ -92,6 +114,7 @@ int qdq_bits(const CompileContext& cx, const std::string& t, int bits) {
 int out_bits(const CompileContext& cx, const QOp& op, const std::string& out) {
   if (qdq_bits(cx, out, op.bits) == 16) return 16;
   if (op.bits == 8 && layer_matches_any(cx.opts.out16, op.node)) return 16;  // --out16
+  if (op.bits == 8 && cx.opts.bits == 8 && cx.opts.wide_softmax && long_softmax(cx, op.node)) return 16;
   return op.bits == 8 && (cx.fused_intermediates.count(out) || cx.residual_stream.count(out)) ? 16 : op.bits;
 }
 

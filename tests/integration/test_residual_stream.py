@@ -1,7 +1,9 @@
-"""The residual stream of a pre-norm transformer is stored at 16 bits in 8-bit programs
-(docs/arithmetic.md §2.7): a class token 50x smaller than the patch tokens shares their
-per-tensor scale, and at 8 bits the LayerNormalization that reads it turns its few codes into
-full-size noise the head then reads (torchvision's ViT-B/16: 12.5 dB int8 output SNR)."""
+"""Transformer widths in 8-bit programs (docs/arithmetic.md §2.7). The residual stream of a
+pre-norm transformer is stored at 16 bits: a class token 50x smaller than the patch tokens
+shares their per-tensor scale, and at 8 bits the LayerNormalization that reads it turns its few
+codes into full-size noise the head then reads (torchvision's ViT-B/16: 12.5 dB int8 output
+SNR). A Softmax over rows of more than 16 entries stores its output at 16 bits: an 8-bit step of
+1/255 leaves a probability near 1/N a handful of codes (ViT-B/16 at 224: 197 tokens)."""
 import json
 
 import numpy as np
@@ -83,3 +85,31 @@ def test_out16_applies_to_concat_and_layernorm(tmp_path):
             "--narrow-stream", "--out16", "concat,ln0")
     layers = {l["name"]: l for l in json.loads((tmp_path / "p" / "compile_report.json").read_text())["layers"]}
     assert [layers[n]["outputs"][0]["dtype"] for n in ("concat", "ln0", "ln1")] == ["int16", "int16", "int8"]
+
+
+def test_softmax_over_long_rows_is_16_bit(tmp_path):
+    """Near-uniform attention over 200 entries: each probability ~1/200 is about one 8-bit code."""
+    rng = np.random.default_rng(5)
+    w = numpy_helper.from_array(rng.normal(0, 0.05, (16, 200)).astype(np.float32), "w")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["logits"], name="scores"),
+             helper.make_node("Softmax", ["logits"], ["p"], name="softmax", axis=-1),
+             helper.make_node("Identity", ["p"], ["y"], name="out")]
+    g = helper.make_graph(nodes, "attention_row", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 8, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 200])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    onnx.save(m, tmp_path / "m.onnx")
+    np.save(tmp_path / "calib.npy", rng.standard_normal((4, 1, 8, 16)).astype(np.float32))
+    np.save(tmp_path / "x.npy", rng.standard_normal((1, 8, 16)).astype(np.float32))
+    run_cli("run", tmp_path / "m.onnx", "--input", f"x={tmp_path / 'x.npy'}", "-o", tmp_path / "float", "-q")
+    ref = np.load(tmp_path / "float" / "y.npy").astype(np.float64)
+    got = {}
+    for name, extra in (("wide", []), ("narrow", ["--narrow-softmax"])):
+        run_cli("compile", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "-o", tmp_path / name, "-q",
+                *extra)
+        layers = {l["name"]: l for l in json.loads((tmp_path / name / "compile_report.json").read_text())["layers"]}
+        run_cli("run", tmp_path / name, "--input", f"x={tmp_path / 'x.npy'}", "-o", tmp_path / f"o_{name}", "-q")
+        got[name] = (layers["softmax"]["outputs"][0]["dtype"], snr(ref, np.load(tmp_path / f"o_{name}" / "y.npy")))
+    print(f"Softmax over 200 entries, output SNR: 16-bit {got['wide'][1]:.1f} dB, 8-bit {got['narrow'][1]:.1f} dB")
+    assert got["wide"][0] == "uint16" and got["narrow"][0] == "uint8"
+    assert got["wide"][1] >= 40 and got["narrow"][1] <= 25, got

@@ -13,8 +13,9 @@ bool prepare_softmax(CompileContext& cx, QOp& op) {
   QParams qx = cx.q_of(n.inputs[0]);
   fx::Range rx = fx::range_of(qx.type);
   QParams qy;
-  qy.type = code_type(op.bits, true);
-  int64_t Q = cx.pow2 ? (int64_t{1} << (op.bits == 16 ? 16 : 8)) : fx::range_of(qy.type).hi;
+  const int bits = out_bits(cx, op, n.outputs[0]);
+  qy.type = code_type(bits, true);
+  int64_t Q = cx.pow2 ? (int64_t{1} << (bits == 16 ? 16 : 8)) : fx::range_of(qy.type).hi;
   qy.scale = 1.0 / static_cast<double>(Q);
   cx.nonneg.insert(n.outputs[0]);
   cx.set_q(n.outputs[0], qy);
