@@ -114,7 +114,9 @@ int qdq_bits(const CompileContext& cx, const std::string& t, int bits) {
 int out_bits(const CompileContext& cx, const QOp& op, const std::string& out) {
   if (qdq_bits(cx, out, op.bits) == 16) return 16;
   if (op.bits == 8 && layer_matches_any(cx.opts.out16, op.node)) return 16;  // --out16
-  if (op.bits == 8 && cx.opts.bits == 8 && cx.opts.wide_softmax && long_softmax(cx, op.node)) return 16;
+  if (op.bits == 8 && cx.opts.bits == 8 && cx.opts.wide_softmax && !cx.qdq.activations.count(out) &&
+      long_softmax(cx, op.node))
+    return 16;  // a QDQ model's own 8-bit pair wins (§2.6)
   return op.bits == 8 && (cx.fused_intermediates.count(out) || cx.residual_stream.count(out)) ? 16 : op.bits;
 }
 

@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import run_cli
+from conftest import run_cli, run_ort
 
 
 def vit_like(path, d=32, tokens=4, blocks=2):
@@ -113,3 +113,30 @@ def test_softmax_over_long_rows_is_16_bit(tmp_path):
     print(f"Softmax over 200 entries, output SNR: 16-bit {got['wide'][1]:.1f} dB, 8-bit {got['narrow'][1]:.1f} dB")
     assert got["wide"][0] == "uint16" and got["narrow"][0] == "uint8"
     assert got["wide"][1] >= 40 and got["narrow"][1] <= 25, got
+
+
+def test_a_qdq_models_own_softmax_pair_wins(tmp_path, oracle):
+    """In an imported QDQ model the pair on a long Softmax's output keeps its 8 bits (§2.6): the
+    program compiles without calibration and uses the pair's scale."""
+    inits = [numpy_helper.from_array(np.float32(v), n) for n, v in (("sx", 0.05), ("sp", 1 / 256))]
+    inits += [numpy_helper.from_array(np.uint8(z), n) for n, z in (("zx", 128), ("zp", 0))]
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"], name="qx"),
+             helper.make_node("DequantizeLinear", ["xq", "sx", "zx"], ["xd"], name="dqx"),
+             helper.make_node("Softmax", ["xd"], ["p"], name="softmax", axis=-1),
+             helper.make_node("QuantizeLinear", ["p", "sp", "zp"], ["pq"], name="qp"),
+             helper.make_node("DequantizeLinear", ["pq", "sp", "zp"], ["y"], name="dqp")]
+    g = helper.make_graph(nodes, "qdq_softmax", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 64])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, tmp_path / "m.onnx")
+    run_cli("compile", tmp_path / "m.onnx", "-o", tmp_path / "p", "-q")
+    layers = {l["name"]: l for l in json.loads((tmp_path / "p" / "compile_report.json").read_text())["layers"]}
+    out = layers["softmax"]["outputs"][0]
+    assert out["dtype"] == "uint8" and out["scale"] == 1 / 256, out  # was 1/255, the pair ignored
+    x = np.random.default_rng(6).normal(0, 2, (1, 4, 64)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    run_cli("run", tmp_path / "p", "--input", f"x={tmp_path / 'x.npy'}", "-o", tmp_path / "o", "-q")
+    run_ort(tmp_path / "m.onnx", tmp_path / "ort", {"x": tmp_path / "x.npy"}, optimize=False)
+    steps = np.abs(np.load(tmp_path / "o" / "y.npy") - np.load(tmp_path / "ort" / "y.npy")) * 256
+    assert steps.max() <= 1 + 1e-3, steps.max()
