@@ -43,14 +43,18 @@ inline __int128 rsh128(__int128 v, int n) {
   return (v + (static_cast<__int128>(1) << (n - 1))) >> n;
 }
 
+// (3) SAT of a rounded code held in a double (quantize's last step; -Inf and Inf saturate).
+inline int64_t sat_rounded(double v, Range range) {
+  if (!(v >= static_cast<double>(range.lo))) return range.lo;
+  if (v >= static_cast<double>(range.hi)) return range.hi;  // >=: int64's hi rounds up to 2^63 as a double
+  return static_cast<int64_t>(v);
+}
+
 // (5) float -> integer code: SAT(R(r / s) + z), in double.
 // Non-finite inputs (§2.8): NaN -> the zero point (real 0), +-Inf saturate like any large value.
 inline int64_t quantize(double r, double scale, int64_t zero_point, Range range) {
   if (std::isnan(r)) return sat(zero_point, range);
-  double v = round_half_up(r / scale) + static_cast<double>(zero_point);
-  if (!(v >= static_cast<double>(range.lo))) return range.lo;
-  if (v >= static_cast<double>(range.hi)) return range.hi;  // >=: int64's hi rounds up to 2^63 as a double
-  return static_cast<int64_t>(v);
+  return sat_rounded(round_half_up(r / scale) + static_cast<double>(zero_point), range);
 }
 
 // (5b) float -> integer code as ONNX's QuantizeLinear computes it (the graph inputs and float
@@ -58,10 +62,8 @@ inline int64_t quantize(double r, double scale, int64_t zero_point, Range range)
 // in float32, rounded half to even, then z added and saturated. NaN -> the zero point as (5).
 inline int64_t quantize_onnx(float r, float scale, int64_t zero_point, Range range) {
   if (std::isnan(r)) return sat(zero_point, range);
-  double v = static_cast<double>(std::nearbyint(r / scale)) + static_cast<double>(zero_point);  // default mode: half to even
-  if (!(v >= static_cast<double>(range.lo))) return range.lo;
-  if (v >= static_cast<double>(range.hi)) return range.hi;
-  return static_cast<int64_t>(v);
+  // nearbyint in the default rounding mode: half to even
+  return sat_rounded(static_cast<double>(std::nearbyint(r / scale)) + static_cast<double>(zero_point), range);
 }
 
 // (6) integer code -> float32: (float)(s * (q - z)).

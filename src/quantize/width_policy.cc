@@ -8,6 +8,20 @@
 #include "fixpoint/graph_match.h"
 
 namespace fixpoint {
+namespace {
+
+// n runs as an 8-bit layer on the accelerator.
+bool on_acc8(const CompileContext& cx, const Node& n) {
+  return n.domain.empty() && cx.layer_allowed(n) && layer_bits(cx, n) == 8;
+}
+
+// t may be stored wider than its layer: an activation inside the graph whose width no QDQ pair
+// fixes (an imported QDQ model's own encodings win, §2.6).
+bool widenable(const CompileContext& cx, const std::string& t) {
+  return !cx.g.is_graph_output(t) && is_float_activation(cx.g, t) && !cx.qdq.activations.count(t);
+}
+
+}  // namespace
 
 // §2.7 Fused intermediates. A tensor is produced and read inside one fused kernel, so it never
 // reaches memory, when its producer is a Conv/Gemm/MatMul with constant weights (with its
@@ -23,22 +37,20 @@ void find_fused_intermediates(CompileContext& cx) {
     for (const auto& in : n.inputs)
       if (!in.empty()) readers[in].push_back(&n);
   auto producers = cx.g.producers();
-  auto on_acc8 = [&](const Node& n) { return n.domain.empty() && cx.layer_allowed(n) && layer_bits(cx, n) == 8; };
   auto elementwise_op = [&](const Node& n) {
     bool binary = (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul" || n.op_type == "Div") &&
                   n.inputs.size() == 2;
     return n.domain.empty() && cx.layer_allowed(n) && (binary || kLutOps.count(n.op_type));
   };
-  auto elementwise = [&](const Node& n) { return on_acc8(n) && elementwise_op(n); };
+  auto elementwise = [&](const Node& n) { return on_acc8(cx, n) && elementwise_op(n); };
   // Readers may be 16-bit layers (--bits16): promoting the Add that joins two Convs must not narrow
   // the sums it reads to 8 bits (measured on Zero-DCE: 43.1 -> 39.0 dB output SNR).
   auto weighted = [&](const Node& n) {
     bool mm = n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "Gemm" || n.op_type == "MatMul";
-    return on_acc8(n) && mm && n.inputs.size() >= 2 && cx.g.initializers.count(n.inputs[1]);
+    return on_acc8(cx, n) && mm && n.inputs.size() >= 2 && cx.g.initializers.count(n.inputs[1]);
   };
   for (const auto& [t, index] : producers) {
-    // An imported QDQ model's own encodings win (§2.6).
-    if (cx.g.is_graph_output(t) || !is_float_activation(cx.g, t) || cx.qdq.activations.count(t)) continue;
+    if (!widenable(cx, t)) continue;
     auto r = readers.find(t);
     if (r == readers.end()) continue;
     const Node* p = &cx.g.nodes[index];
@@ -63,14 +75,12 @@ void find_fused_intermediates(CompileContext& cx) {
 // layers and data movement only: the Conv/MatMul layers read the normalized 8-bit tokens.
 void find_residual_stream(CompileContext& cx) {
   auto producers = cx.g.producers();
-  auto on_acc8 = [&](const Node& n) { return n.domain.empty() && cx.layer_allowed(n) && layer_bits(cx, n) == 8; };
   auto produced_by = [&](const std::string& t, std::initializer_list<const char*> types) -> const Node* {
     auto p = producers.find(t);
-    if (p == producers.end() || cx.g.is_graph_output(t) || !is_float_activation(cx.g, t) || cx.qdq.activations.count(t))
-      return nullptr;
+    if (p == producers.end() || !widenable(cx, t)) return nullptr;
     const Node& n = cx.g.nodes[p->second];
     for (const char* ty : types)
-      if (n.op_type == ty && on_acc8(n)) return &n;
+      if (n.op_type == ty && on_acc8(cx, n)) return &n;
     return nullptr;
   };
   for (const auto& ln : cx.g.nodes) {
