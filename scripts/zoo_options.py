@@ -2,11 +2,11 @@
 """Output SNR of zoo networks (scripts/zoo.py: seeded random weights, its calibration inputs)
 under several compile options, on evaluation inputs from seed 100 (dev) or 200 (test): how
 defaults that only the zoo exercises were chosen (docs/accuracy.md), e.g. --headroom16 (rows
-int16-h1,int16-h1.5,...) and the 16-bit residual stream (rows int8,int8-narrow-stream).
+int16-h1,int16-h1.5,...) and the wider residual stream (rows int8,int8-narrow-stream and int16,int16-narrow-stream).
 
 usage: zoo_options.py --split dev|test [--models a,b] [--rows int16-h1,int16-h1.5] [--size 64]
                       [--inputs 8] [--work DIR]
-rows: int8, int16, int8-narrow-stream, int8-narrow-softmax, int16-hH (--bits 16 --headroom16 H).
+rows: int8, int16, int8-narrow-stream, int8-narrow-softmax, int16-narrow-stream, int16-hH (--bits 16 --headroom16 H).
 """
 import argparse
 import os
@@ -19,7 +19,7 @@ import zoo  # noqa: E402
 import fixpoint  # noqa: E402
 
 ROWS = {"int8": dict(bits=8), "int16": dict(bits=16), "int8-narrow-stream": dict(bits=8, narrow_stream=True),
-        "int8-narrow-softmax": dict(bits=8, narrow_softmax=True)}
+        "int8-narrow-softmax": dict(bits=8, narrow_softmax=True), "int16-narrow-stream": dict(bits=16, narrow_stream=True)}
 
 
 def row_options(name):
@@ -27,7 +27,7 @@ def row_options(name):
         return ROWS[name]
     if name.startswith("int16-h"):
         return dict(bits=16, headroom16=float(name[len("int16-h"):]))
-    raise SystemExit(f"zoo_options: unknown row {name!r} (int8, int16, int8-narrow-stream, int8-narrow-softmax, int16-hH)")
+    raise SystemExit(f"zoo_options: unknown row {name!r} (int8, int16, int8-narrow-stream, int8-narrow-softmax, int16-narrow-stream, int16-hH)")
 
 
 def main():

@@ -60,8 +60,8 @@ void add_compile_options(CLI::App* app, CompileArgs& a) {
   app->add_option("--headroom16", a.headroom16,
                   "--bits 16: calibrated ranges x FACTOR (default 1.5; 1: the calibrated range exactly)");
   app->add_flag("--narrow-stream", a.narrow_stream,
-              "8-bit: store a transformer's residual stream (Add outputs a LayerNormalization reads) at 8 bits "
-              "(docs/arithmetic.md 2.7)");
+              "Store a transformer's residual stream (Add outputs a LayerNormalization reads) at the layers' width, "
+              "not one width up (8-bit programs: 16, 16-bit: 32; docs/arithmetic.md 2.7)");
   app->add_flag("--narrow-softmax", a.narrow_softmax,
               "8-bit: store a Softmax over rows of more than 16 entries at 8 bits (docs/arithmetic.md 2.7)");
   app->add_flag("--narrow-intermediates", a.narrow_intermediates,

@@ -21,6 +21,7 @@ ROWS = {
     "symmetric": dict(bits=8, symmetric=True),
     "narrow": dict(bits=8, narrow_intermediates=True),
     "narrow-stream": dict(bits=8, narrow_stream=True),
+    "int16-narrow-stream": dict(bits=16, narrow_stream=True),
     "narrow-softmax": dict(bits=8, narrow_softmax=True),
     "narrow-symmetric": dict(bits=8, narrow_intermediates=True, symmetric=True),
     "minmax": dict(bits=8, calib_method="minmax"),

@@ -46,8 +46,9 @@ struct CompileOptions {
   // elementwise ops, the steps of an elementwise chain) keep 16 bits. false: every tensor is
   // stored at its layer's width, as on an accelerator that runs one op at a time.
   bool wide_intermediates = true;
-  // §2.7: in 8-bit programs, a transformer's residual stream (the Add outputs a
-  // LayerNormalization reads) is stored at 16 bits. false: at 8 bits (--narrow-stream).
+  // §2.7: a transformer's residual stream (the Add outputs a LayerNormalization reads) is stored
+  // one width up: 16 bits in 8-bit programs, 32 in 16-bit ones. false: at the layers' width
+  // (--narrow-stream).
   bool wide_stream = true;
   // §2.7: in 8-bit programs, a Softmax over rows of more than 16 entries stores its output at
   // 16 bits. false: at 8 bits (--narrow-softmax).

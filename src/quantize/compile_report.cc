@@ -109,10 +109,12 @@ CompileResult finish(CompileContext& cx) {
   for (const auto& t : cx.fused_intermediates)
     if (cx.prog.tensors.count(t) && cx.prog.tensors.at(t).bits() == 16) fused_wide.push_back(t);
   rep["fused_intermediates_16bit"] = fused_wide;
-  json stream = json::array();
-  for (const auto& t : cx.residual_stream)
-    if (cx.prog.tensors.count(t) && cx.prog.tensors.at(t).bits() == 16) stream.push_back(t);
-  rep["residual_stream_16bit"] = stream;
+  for (int bits : {16, 32}) {  // §2.7: 16 in 8-bit programs, 32 in 16-bit ones
+    json stream = json::array();
+    for (const auto& t : cx.residual_stream)
+      if (cx.prog.tensors.count(t) && cx.prog.tensors.at(t).bits() == bits) stream.push_back(t);
+    rep["residual_stream_" + std::to_string(bits) + "bit"] = stream;
+  }
   rep["subgraph_counts"] = {{"accelerator", n_acc}, {"cpu", n_cpu}, {"boundary_tensors", boundary}};
   rep["precision_warnings"] = cx.precision_warnings;
   rep["calibration_nonfinite"] = {{"input_nan", cx.calib_nonfinite.inputs.nan}, {"input_inf", cx.calib_nonfinite.inputs.inf},

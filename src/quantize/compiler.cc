@@ -172,10 +172,8 @@ void build_context(CompileContext& cx, const Importer& import, const std::string
   for (const auto& e : plog.entries)
     cx.rewrite_entries.push_back({{"pass", e.pass}, {"detail", e.detail}, {"nodes", e.nodes}});
   cx.part = partition_graph(cx.g, PartitionOptions{opts.deny, opts.allow});
-  if (opts.bits == 8 && opts.wide_intermediates) {
-    find_fused_intermediates(cx);
-    if (opts.wide_stream) find_residual_stream(cx);
-  }
+  if (opts.bits == 8 && opts.wide_intermediates) find_fused_intermediates(cx);
+  if (opts.wide_stream && (opts.bits == 16 || opts.wide_intermediates)) find_residual_stream(cx);
 
   cx.prog.source_model = origin;
   cx.prog.scale_mode = opts.scale_mode;

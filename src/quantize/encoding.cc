@@ -9,6 +9,7 @@
 namespace fixpoint {
 
 DType code_type(int bits, bool non_negative) {
+  if (bits == 32) return DType::Int32;  // §2.7's residual stream of 16-bit programs: signed, z = 0
   if (bits == 16) return non_negative ? DType::UInt16 : DType::Int16;
   return non_negative ? DType::UInt8 : DType::Int8;
 }
@@ -90,7 +91,7 @@ QParams activation_qparams(CompileContext& cx, const std::string& t, int bits) {
   // (7b) In a 16-bit program, tensors have resolution to spare, and a value beyond the calibrated
   // range saturates: headroom costs 20 log10(H) dB of a ~90 dB resolution, a saturated outlier
   // far more. (8-bit programs' 16-bit tensors keep their range: the OCR dev split lost with it.)
-  if (bits == 16 && cx.opts.bits == 16 && r == cx.qat_ranges.end()) range *= cx.opts.headroom16;
+  if (bits >= 16 && cx.opts.bits == 16 && r == cx.qat_ranges.end()) range *= cx.opts.headroom16;
   q.scale = activation_scale(range, q.type, cx.pow2);
   // (8a) A lopsided signed range ([-0.2, 6] after a HardSwish) wastes most negative codes:
   // uint8 with a zero point, when that makes the step at least 1.25x finer.

@@ -9,7 +9,8 @@
 
 namespace fixpoint {
 
-// The code type of a tensor of `bits` (8 or 16): unsigned when it is never negative.
+// The code type of a tensor of `bits` (8 or 16): unsigned when it is never negative; 32: int32
+// (§2.7's residual stream of 16-bit programs).
 DType code_type(int bits, bool non_negative);
 
 // The real values a code type and zero point can represent: [(q_min - z) s, (q_max - z) s].

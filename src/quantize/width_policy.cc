@@ -10,10 +10,11 @@
 namespace fixpoint {
 namespace {
 
-// n runs as an 8-bit layer on the accelerator.
-bool on_acc8(const CompileContext& cx, const Node& n) {
-  return n.domain.empty() && cx.layer_allowed(n) && layer_bits(cx, n) == 8;
+// n runs on the accelerator as a layer of `bits`.
+bool on_acc(const CompileContext& cx, const Node& n, int bits) {
+  return n.domain.empty() && cx.layer_allowed(n) && layer_bits(cx, n) == bits;
 }
+bool on_acc8(const CompileContext& cx, const Node& n) { return on_acc(cx, n, 8); }
 
 // t may be stored wider than its layer: an activation inside the graph whose width no QDQ pair
 // fixes (an imported QDQ model's own encodings win, §2.6).
@@ -70,17 +71,32 @@ void find_fused_intermediates(CompileContext& cx) {
 // token (row) to unit variance. Rows differ in magnitude (ViT's class token, 35x smaller than
 // the patch tokens with which it shares a per-tensor scale, keeps +-1 code at 8 bits), and the
 // normalization turns a row's few codes into full-size noise that the stream then carries to the
-// head. So the stream is stored at 16 bits: every Add/Sub output a LayerNormalization reads, and
+// head. So the stream is stored one width up: every Add/Sub output a LayerNormalization reads, and
 // the Concat output such an Add reads (where a class token joins the patches). Elementwise
-// layers and data movement only: the Conv/MatMul layers read the normalized 8-bit tokens.
+// layers and data movement only: the Conv/MatMul layers read the normalized tokens.
+// 8-bit programs store it at 16 bits. 16-bit programs at 32 (the class token row keeps ~50 dB at
+// 16 bits, docs/accuracy.md), where every reader is an Add/Sub or a LayerNormalization: the
+// kernels that read 32-bit codes ((16)-(17) in int128, (26b)); any other reader keeps 16 bits.
 void find_residual_stream(CompileContext& cx) {
+  const int bits = cx.opts.bits;
+  if (bits != 8 && bits != 16) return;
+  std::map<std::string, std::vector<const Node*>> readers;
+  for (const auto& n : cx.g.nodes)
+    for (const auto& in : n.inputs)
+      if (!in.empty()) readers[in].push_back(&n);
+  auto reads32 = [&](const std::string& t) {
+    for (const Node* r : readers[t])
+      if (!(r->domain.empty() && (r->op_type == "Add" || r->op_type == "Sub" || r->op_type == "LayerNormalization")))
+        return false;
+    return true;
+  };
   auto producers = cx.g.producers();
   auto produced_by = [&](const std::string& t, std::initializer_list<const char*> types) -> const Node* {
     auto p = producers.find(t);
-    if (p == producers.end() || !widenable(cx, t)) return nullptr;
+    if (p == producers.end() || !widenable(cx, t) || (bits == 16 && !reads32(t))) return nullptr;
     const Node& n = cx.g.nodes[p->second];
     for (const char* ty : types)
-      if (n.op_type == ty && on_acc8(cx, n)) return &n;
+      if (n.op_type == ty && on_acc(cx, n, bits)) return &n;
     return nullptr;
   };
   for (const auto& ln : cx.g.nodes) {
@@ -115,18 +131,19 @@ bool long_softmax(const CompileContext& cx, const Node& n) {
   return row > kSoftmaxRow8;
 }
 
-// The width a layer's output is stored at: the layer's, or 16 bits for a fused intermediate.
+// The width a layer's output is stored at: the layer's, or one width up (§2.7).
 int qdq_bits(const CompileContext& cx, const std::string& t, int bits) {
   auto qd = cx.qdq.activations.find(t);
   return bits == 8 && qd != cx.qdq.activations.end() && dtype_size(qd->second.type) == 2 ? 16 : bits;
 }
 
 int out_bits(const CompileContext& cx, const QOp& op, const std::string& out) {
-  if (qdq_bits(cx, out, op.bits) == 16) return 16;
+  if (op.bits == 8 && qdq_bits(cx, out, 8) == 16) return 16;
   if (op.bits == 8 && layer_matches_any(cx.opts.out16, op.node)) return 16;  // --out16
   if (op.bits == 8 && cx.opts.bits == 8 && cx.opts.wide_softmax && !cx.qdq.activations.count(out) &&
       long_softmax(cx, op.node))
     return 16;  // a QDQ model's own 8-bit pair wins (§2.6)
+  if (op.bits == 16 && cx.opts.bits == 16 && cx.residual_stream.count(out)) return 32;  // §2.7
   return op.bits == 8 && (cx.fused_intermediates.count(out) || cx.residual_stream.count(out)) ? 16 : op.bits;
 }
 

@@ -26,9 +26,10 @@ bool prepare_normalize(CompileContext& cx, QOp& op, const Tensor* gamma, const T
     bq.data<int64_t>()[j] = static_cast<int64_t>(fx::round_half_up(std::ldexp(bv / qy.scale, 16)));
   }
   double eps = n.attr_float("epsilon", 1e-5f);
+  double EPS = fx::round_half_up(std::ldexp(eps / (qx.scale * qx.scale), 16));  // (27)
+  if (!(EPS < 0x1p62)) return false;  // a tiny input scale: (27) stays in int64 or the layer runs in float
   cx.set_q(n.outputs[0], qy);
-  *out = params::Normalize{mult, shift, sign, bq,
-                           static_cast<int64_t>(fx::round_half_up(std::ldexp(eps / (qx.scale * qx.scale), 16)))};
+  *out = params::Normalize{mult, shift, sign, bq, static_cast<int64_t>(EPS)};
   return true;
 }
 

@@ -28,3 +28,58 @@ TEST_P(OpErrorBounds, LayerNormAndInstanceNorm) {
 }
 
 }  // namespace fixpoint::bounds
+
+namespace fixpoint::bounds {
+
+// (26b): a 16-bit program stores the residual stream (an Add a LayerNormalization reads) as int32
+// codes (§2.7), and the normalization keeps 16+ bits of every row whatever its magnitude. Row 0
+// is 200x smaller than the others (ViT's class token): its 16-bit codes would be ~160 steps.
+// Bound as LayerNormalization's (30), plus the Add's 32-bit rounding and (26b)'s (2^-16 of a row).
+TEST(LayerNormWideInput, ThirtyTwoBitStreamKeepsASmallRow) {
+  const Shape shape{1, 5, 48};
+  Graph g;
+  g.opsets[""] = 17;
+  g.inputs.push_back(test::input_info("a", shape));
+  g.inputs.push_back(test::input_info("b", shape));
+  g.initializers["gamma"] = test::random_tensor({48}, 91, -2, 2);
+  g.initializers["beta"] = test::random_tensor({48}, 92);
+  g.nodes.push_back(make_node("Add", {"a", "b"}, {"s"}, "add"));
+  g.nodes.push_back(make_node("LayerNormalization", {"s", "gamma", "beta"}, {"y"}, "ln",
+                              {{"epsilon", test::float_attr(1e-6f)}}, 17));
+  g.outputs.push_back(ValueInfo{"y", DType::Float32, std::nullopt});
+  std::mt19937 rng(93);
+  auto sample = [&]() {
+    std::map<std::string, Tensor> m;
+    for (const char* name : {"a", "b"}) {
+      Tensor t = test::random_tensor(shape, rng(), -3, 3);
+      for (int64_t i = 0; i < 48; ++i) t.data<float>()[i] *= 0.005f;  // row 0
+      m[name] = t;
+    }
+    return m;
+  };
+  std::vector<std::map<std::string, Tensor>> calib = {sample(), sample(), sample()};
+  CompileOptions o;
+  o.bits = 16;
+  Program p = test::compile_graph(g, o, calib).program;
+  ASSERT_EQ(p.tensors.at("s").type, DType::Int32);
+  ASSERT_EQ(p.tensors.at("y").type, DType::Int16);
+  for (int trial = 0; trial < 3; ++trial) {
+    auto in = sample();
+    std::map<std::string, Tensor> deq;
+    for (const auto& [name, t] : in) deq[name] = dequantized_input(t, p.tensors.at(name));
+    ProgramOutputs out = ProgramRunner(p).run(in);
+    auto want = Executor(g).run(deq);
+    const Tensor &got = out.values.at("y"), &w = want.at("y");
+    double sy = p.tensors.at("y").scale, sum_e = 0, sum_r = 0;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      ASSERT_LE(std::abs(got.get_f64(i) - w.get_f64(i)), sy * 0.52) << "element " << i << " trial " << trial;
+      if (i < 48) {
+        sum_e += (got.get_f64(i) - w.get_f64(i)) * (got.get_f64(i) - w.get_f64(i));
+        sum_r += w.get_f64(i) * w.get_f64(i);
+      }
+    }
+    EXPECT_GT(10 * std::log10(sum_r / sum_e), 80.0) << "row 0's SNR, trial " << trial;
+  }
+}
+
+}  // namespace fixpoint::bounds

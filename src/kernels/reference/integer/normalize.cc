@@ -10,7 +10,9 @@ namespace {
 // Normalization of rows of length N (LayerNormalization: last-axis vectors; InstanceNormalization:
 // (n, c) planes, docs/arithmetic.md §5.19), per row:
 //   (26) S1 = sum q,  d_i = N q_i - S1                       (exact: N times the centered value)
-//   (27) W = 2^16 sum d_i^2 + N^3 EPS,  EPS = R(2^16 eps / s_x^2)   (= 2^16 N^3 (var + eps) in codes)
+//  (26b) u = the least u >= 0 with max_i |d_i| < N 2^(16+u);  d_i <- RSH(d_i, u),  EPS_u = RSH(EPS, 2u)
+//        (u = 0 for any row of 16-bit codes: |d_i| <= N (q_max - q_min); 32-bit rows keep 16+ bits)
+//   (27) W = 2^16 sum d_i^2 + N^3 EPS_u,  EPS = R(2^16 eps / s_x^2)   (= 2^16 N^3 (var + eps) in codes)
 //   (28) P = floor((110 - ceil(log2 N)) / 2),  r = ISQRT(floor(2^(2P+16) N / W))   (= 2^P / (N sigma))
 //   (29) t_i = d_i r                                          (= 2^P (x_i - mean) / sigma, in codes)
 //   (30) q_y = SAT(RSH(sign_j m_j t_i + B_j 2^(n_j + P - 16), n_j + P) + z_y),
@@ -36,16 +38,24 @@ void normalize_rows(QContext& c, const params::Normalize& p, int64_t rows, int64
     const int64_t* qr = q.data() + row * N;
     int64_t S1 = 0;
     for (int64_t i = 0; i < N; ++i) S1 += qr[i];
-    __int128 V = 0;
+    __int128 D = 0;  // (26b)
     for (int64_t i = 0; i < N; ++i) {
       __int128 d = static_cast<__int128>(N) * qr[i] - S1;
+      D = std::max(D, d < 0 ? -d : d);
+    }
+    int u = 0;
+    while (D >= (static_cast<__int128>(N) << (16 + u))) ++u;
+    auto centered = [&](int64_t i) { return fx::rsh128(static_cast<__int128>(N) * qr[i] - S1, u); };
+    __int128 V = 0;
+    for (int64_t i = 0; i < N; ++i) {
+      __int128 d = centered(i);
       V += d * d;
     }
-    __int128 W = V * 65536 + static_cast<__int128>(N) * N * N * EPS;
+    __int128 W = V * 65536 + static_cast<__int128>(N) * N * N * fx::rsh128(EPS, 2 * u);
     __int128 rr = W > 0 ? fx::isqrt128((static_cast<__int128>(N) << (2 * P + 16)) / W) : 0;
     for (int64_t i = 0; i < N; ++i) {
       int64_t j = affine(row, i);
-      __int128 t = (static_cast<__int128>(N) * qr[i] - S1) * rr;
+      __int128 t = centered(i) * rr;
       __int128 v = fx::rsh128(sign[j] * m[j] * t + (static_cast<__int128>(B[j]) << (n[j] + P - 16)), static_cast<int>(n[j] + P));
       yq[row * N + i] = v < r.lo - zy ? r.lo : (v > r.hi - zy ? r.hi : static_cast<int64_t>(v) + zy);
     }
