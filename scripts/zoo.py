@@ -7,9 +7,10 @@ e.g. ViT's head, is re-initialised so that no output is trivially zero), then fo
   int8/16    output SNR of the compiled program against fixpoint's float output (dB)
   subgraphs  accelerator + CPU subgraphs of the int8 program, and the ops that fall back
   compile    wall time of the int8 compile (calibration included)
-  worst      `fixpoint compare`'s worst layer of the int8 program
+  worst      `fixpoint compare`'s worst layer of the int8 program (compare runs on the int16 program too)
+  mixed      int8 with `--auto-mixed FACTOR` (default 1.25): output SNR and the layers it promoted
 
-usage: zoo.py [--models a,b,...] [--size 224] [--calib 4] [--work DIR] [--json FILE]
+usage: zoo.py [--models a,b,...] [--size 224] [--calib 4] [--auto-mixed 1.25|0] [--work DIR] [--json FILE]
 Inputs: standard-normal images (seeded); calibration: --calib other seeded images.
 Prints one Markdown table row per model (the table in docs/accuracy.md); --json writes all fields.
 A model that fails says why in its row; the exit code is 1 if any did.
@@ -90,7 +91,7 @@ def inputs(size, n_calib):
     return x, rng.standard_normal((n_calib, 1, 3, size, size)).astype(np.float32)
 
 
-def evaluate(name, size, n_calib, work):
+def evaluate(name, size, n_calib, work, auto_mixed):
     model = export(name, size, work)
     d = os.path.dirname(model)
     r = {"model": name, "size": size}
@@ -114,19 +115,30 @@ def evaluate(name, size, n_calib, work):
             r["fallback_ops"] = sorted({f["op"] for f in rep["fallback_nodes"]})
         sh(CLI, "run", out, "--input", xin, "-o", os.path.join(d, f"o{bits}"), "-q")
         r[f"int{bits}_snr_db"] = round(snr(ref, np.load(os.path.join(d, f"o{bits}", "y.npy")).astype(np.float64)), 1)
-    sh(CLI, "compare", os.path.join(d, "p8"), "--input", xin, "-o", os.path.join(d, "cmp"), "-q")
-    worst = json.load(open(os.path.join(d, "cmp", "compare.json")))["worst"]
-    r["worst_layer"] = worst[0] if worst else ""
+    for bits in (8, 16):
+        sh(CLI, "compare", os.path.join(d, f"p{bits}"), "--input", xin, "-o", os.path.join(d, f"cmp{bits}"), "-q")
+        worst = json.load(open(os.path.join(d, f"cmp{bits}", "compare.json")))["worst"]
+        r["worst_layer" if bits == 8 else "worst_layer_int16"] = worst[0] if worst else ""
+    if auto_mixed:
+        out = os.path.join(d, "pam")
+        sh(CLI, "compile", model, "--calib", f"x={os.path.join(d, 'calib.npy')}", "--bits", 8, "--auto-mixed",
+           auto_mixed, "-o", out, "-q")
+        am = json.load(open(os.path.join(out, "compile_report.json")))["auto_mixed"]
+        sh(CLI, "run", out, "--input", xin, "-o", os.path.join(d, "oam"), "-q")
+        r["auto_mixed"] = {"factor": auto_mixed, "bits16": am["bits16"], "out16": am["out16"],
+                           "snr_db": round(snr(ref, np.load(os.path.join(d, "oam", "y.npy")).astype(np.float64)), 1)}
     return r
 
 
 def row(r):
     if "error" in r:
-        return f"| {r['model']} | {r['size']}² | failed: {r['error']} | | | | | |"
+        return f"| {r['model']} | {r['size']}² | failed: {r['error']} | | | | | | |"
     sg = r["subgraphs"]
     fb = ", ".join(r["fallback_ops"]) or "none"
+    am = r.get("auto_mixed")
+    mixed = f"{am['snr_db']} ({len(am['bits16'])} + {len(am['out16'])})" if am else "—"
     return (f"| {r['model']} | {r['size']}² | {r['float_vs_ort']:.1e} | {r['int8_snr_db']} | {r['int16_snr_db']} | "
-            f"{sg['accelerator']} + {sg['cpu']} ({fb}) | {r['compile_s']} s | `{r['worst_layer']}` |")
+            f"{mixed} | {sg['accelerator']} + {sg['cpu']} ({fb}) | {r['compile_s']} s | `{r['worst_layer']}` |")
 
 
 def main():
@@ -134,17 +146,18 @@ def main():
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--calib", type=int, default=4)
+    ap.add_argument("--auto-mixed", type=float, default=1.25, help="factor of the mixed column; 0: skip it")
     ap.add_argument("--work")
     ap.add_argument("--json")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="fixpoint_zoo_")
-    print("| model | input | float vs ORT (rel.) | int8 SNR dB | int16 SNR dB | subgraphs acc + cpu (CPU ops) | "
-          "int8 compile | compare's worst layer (int8) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| model | input | float vs ORT (rel.) | int8 SNR dB | int16 SNR dB | int8 --auto-mixed SNR dB (layers + "
+          "outputs at 16 bits) | subgraphs acc + cpu (CPU ops) | int8 compile | compare's worst layer (int8) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     results, failed = [], False
     for name in a.models.split(","):
         try:
-            r = evaluate(name, a.size, a.calib, work)
+            r = evaluate(name, a.size, a.calib, work, a.auto_mixed)
         except Exception as e:  # one line per model, the run goes on
             r, failed = {"model": name, "size": a.size, "error": str(e)}, True
         results.append(r)
