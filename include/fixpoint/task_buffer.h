@@ -1,5 +1,5 @@
 // Per-thread buffers for the optimized kernels' per-task temporaries (im2col rows, accumulator
-// planes, parity planes). A task's buffer of a few hundred KB taken from malloc comes back as
+// planes, parity planes; the float kernels' phase planes and panels). A task's buffer of a few hundred KB taken from malloc comes back as
 // fresh pages each time (glibc maps and unmaps large blocks, and trims its heaps), and the page
 // faults cost more than the arithmetic: on the OCR detector, one depthwise or col2im plane per
 // channel. Each call site (Slot: pass __LINE__) keeps one growing buffer per thread, reused from
@@ -10,7 +10,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace fixpoint::xk {
+namespace fixpoint {
 namespace {  // per translation unit: a Slot (line number) is unique only within its file
 
 // n elements of T for this thread and call site, each set to `fill` (contents undefined when
@@ -29,4 +29,4 @@ T* task_buffer(size_t n, T fill) {
 }
 
 }  // namespace
-}  // namespace fixpoint::xk
+}  // namespace fixpoint

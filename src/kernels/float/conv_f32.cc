@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "../reference/common.h"
+#include "fixpoint/task_buffer.h"
 #include "f32_kernels.h"
 #include "fast_float_ops.h"
 #include "fixpoint/parallel.h"
@@ -199,11 +200,13 @@ class ConvF32 final : public PreparedKernel {
     // A panel reads NR positions from p < Pv: past the last plane by at most Wq + NR floats.
     const int64_t per_ng = geo.cg * phases * plane + Wq + NR;
     const int64_t ng_count = geo.N * group_;
-    std::unique_ptr<float[]> planes(new float[static_cast<size_t>(ng_count * per_ng)]);
+    // The calling thread's buffer, kept from call to call (task_buffer.h: fresh pages cost more
+    // than filling them); the workers fill and read it inside this call only.
+    float* planes = task_buffer<float, __LINE__>(static_cast<size_t>(ng_count * per_ng));
     parallel_for(ng_count * geo.cg, threads, [&](int64_t t) {
       int64_t ng = t / geo.cg, ci = t % geo.cg;
       const float* xc = x + ((ng / group_) * geo.C + (ng % group_) * geo.cg + ci) * geo.in_plane;
-      float* dst = planes.get() + ng * per_ng + ci * phases * plane;
+      float* dst = planes + ng * per_ng + ci * phases * plane;
       for (int64_t ph = 0; ph < phases; ++ph)
         for (int64_t r = 0; r < Hq; ++r) {
           float* row = dst + ph * plane + r * Wq;
@@ -215,24 +218,18 @@ class ConvF32 final : public PreparedKernel {
           const float* src = xc + ih * W;
           for (int64_t c = 0, iw = ph % sx - w.pad_begin[2]; c < Wq; ++c, iw += sx) row[c] = iw >= 0 && iw < W ? src[iw] : 0.0f;
         }
-      if (ci == geo.cg - 1) std::fill(planes.get() + ng * per_ng + geo.cg * phases * plane, planes.get() + (ng + 1) * per_ng, 0.0f);
+      if (ci == geo.cg - 1) std::fill(planes + ng * per_ng + geo.cg * phases * plane, planes + (ng + 1) * per_ng, 0.0f);
     });
     const Tasks tp(*this, ng_count, Pv, threads);
     const int64_t cols = tp.cols;
     const size_t max_rows = static_cast<size_t>(cols / NR * Kc_), tile = static_cast<size_t>(tp.per_chunk * kMR * cols);
-    std::vector<std::unique_ptr<const float*[]>> row_lists(parallel_slots(tp.count, threads));
-    std::vector<std::unique_ptr<float[]>> tiles(row_lists.size());
-    parallel_for_slots(tp.count, threads, [&](int64_t task, int slot) {
-      if (!row_lists[slot]) {
-        row_lists[slot].reset(new const float*[max_rows]);
-        tiles[slot].reset(new float[tile]);
-      }
-      const float** rows = row_lists[slot].get();
-      float* acc = tiles[slot].get();  // the chunk's rows x cols virtual positions, row stride cols
+    parallel_for(tp.count, threads, [&](int64_t task) {
+      const float** rows = task_buffer<const float*, __LINE__>(max_rows);
+      float* acc = task_buffer<float, __LINE__>(tile);  // the chunk's rows x cols virtual positions, row stride cols
       int64_t ng, p0, nc, mp0, mp1;
       if (!tp.decode(task, Pv, ng, p0, nc, mp0, mp1)) return;
       int64_t g = ng % group_, n = ng / group_;
-      const float* base = planes.get() + ng * per_ng + p0;
+      const float* base = planes + ng * per_ng + p0;
       for (int64_t j = 0; j * NR < nc; ++j)
         for (int64_t k = 0; k < Kc_; ++k) rows[j * Kc_ + k] = base + j * NR + k_off[static_cast<size_t>(k)];
       panels(g, mp0, mp1, rows, nc, acc, cols);
@@ -252,21 +249,16 @@ class ConvF32 final : public PreparedKernel {
     const int64_t P = geo.out_plane;
     const Tasks tp(*this, geo.N * group_, P, threads);
     const int64_t NR = k_->nr, cols = tp.cols;
-    // Scratch per worker, allocated once per call (uninitialized: indirection() writes what the
-    // microkernel reads).
+    // Scratch per worker thread, kept from run to run (uninitialized: indirection() writes what
+    // the microkernel reads).
     const size_t max_rows = static_cast<size_t>(((cols + NR - 1) / NR) * Kc_);
-    std::vector<std::unique_ptr<float[]>> packs(parallel_slots(tp.count, threads));
-    std::vector<std::unique_ptr<const float*[]>> row_lists(packs.size());
-    parallel_for_slots(tp.count, threads, [&](int64_t task, int slot) {
-      if (!packs[slot]) {
-        packs[slot].reset(new float[max_rows * NR]);
-        row_lists[slot].reset(new const float*[max_rows]);
-      }
-      const float** rows = row_lists[slot].get();
+    parallel_for(tp.count, threads, [&](int64_t task) {
+      float* pack = task_buffer<float, __LINE__>(max_rows * NR);
+      const float** rows = task_buffer<const float*, __LINE__>(max_rows);
       int64_t ng, p0, nc, mp0, mp1;
       if (!tp.decode(task, P, ng, p0, nc, mp0, mp1)) return;
       int64_t g = ng % group_, n = ng / group_;
-      indirection(geo, x + (n * geo.C + g * geo.cg) * geo.in_plane, p0, nc, rows, packs[slot].get());
+      indirection(geo, x + (n * geo.C + g * geo.cg) * geo.in_plane, p0, nc, rows, pack);
       panels(g, mp0, mp1, rows, nc, y + (n * M_ + g * mg_) * P + mp0 * kMR * P + p0, P);
     });
   }

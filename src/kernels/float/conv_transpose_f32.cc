@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "../reference/common.h"
+#include "fixpoint/task_buffer.h"
 #include "f32_kernels.h"
 #include "fast_float_ops.h"
 #include "fixpoint/parallel.h"
@@ -55,20 +56,21 @@ class ConvTransposeF32 final : public PreparedKernel {
       int64_t m0 = ch * mc_, m1 = std::min(mg_, m0 + mc_), r0 = m0 * ks_, r1 = m1 * ks_;
       const float* xg = px + (n * C_ + g * cg_) * in_plane;
       float* yg = py + (n * group_ * mg_ + g * mg_) * out_plane;
-      std::vector<float> col(static_cast<size_t>((r1 - r0) * cols)), pack(static_cast<size_t>(cg_ * NR));
-      std::vector<const float*> rows(static_cast<size_t>(cg_));
+      float* col = task_buffer<float, __LINE__>(static_cast<size_t>((r1 - r0) * cols), 0.0f);
+      float* pack = task_buffer<float, __LINE__>(static_cast<size_t>(cg_ * NR));
+      const float** rows = task_buffer<const float*, __LINE__>(static_cast<size_t>(cg_));
       for (int64_t p0 = 0; p0 < in_plane; p0 += cols) {
         int64_t nc = std::min(cols, in_plane - p0);
         for (int64_t j0 = 0; j0 < nc; j0 += NR) {
           int nr = static_cast<int>(std::min<int64_t>(NR, nc - j0));
-          pointwise_rows(xg, cg_, in_plane, p0 + j0, nr, NR, rows.data(), pack.data());
+          pointwise_rows(xg, cg_, in_plane, p0 + j0, nr, NR, rows, pack);
           for (int64_t r = r0; r < r1; r += kMR) {
             int mr = static_cast<int>(std::min<int64_t>(kMR, r1 - r));
-            k_->gemm_indirect(cg_, packed_.data() + ((g * panels_ + r / kMR) * cg_) * kMR, rows.data(), nullptr, false,
-                                   col.data() + (r - r0) * cols + j0, cols, mr, nr);
+            k_->gemm_indirect(cg_, packed_.data() + ((g * panels_ + r / kMR) * cg_) * kMR, rows, nullptr, false,
+                                   col + (r - r0) * cols + j0, cols, mr, nr);
           }
         }
-        scatter(t, col.data(), cols, r0, r1, p0, nc, yg);
+        scatter(t, col, cols, r0, r1, p0, nc, yg);
       }
       for (int64_t m = m0; m < m1; ++m) {
         float b = bias_[g * mg_ + m];

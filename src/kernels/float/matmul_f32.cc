@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "../reference/common.h"
+#include "fixpoint/task_buffer.h"
 #include "f32_kernels.h"
 #include "fast_float_ops.h"
 #include "fixpoint/parallel.h"
@@ -39,14 +40,14 @@ void gemm_rows(const F32Kernels* k, const float* A, int64_t R, int64_t K, const 
     int64_t rb = task / col_blocks, cb = task % col_blocks;
     int64_t r0 = rb * kMR;
     int mr = static_cast<int>(std::min<int64_t>(kMR, R - r0));
-    std::vector<float> ap(static_cast<size_t>(K * kMR), 0.0f);
+    float* ap = task_buffer<float, __LINE__>(static_cast<size_t>(K * kMR), 0.0f);
     for (int i = 0; i < mr; ++i)
       for (int64_t kk = 0; kk < K; ++kk) ap[kk * kMR + i] = A[(r0 + i) * K + kk];
     int64_t j_end = std::min(N, (cb + 1) * kPanelsPerTask * NR);
     for (int64_t j0 = cb * kPanelsPerTask * NR; j0 < j_end; j0 += NR) {
       int nr = static_cast<int>(std::min<int64_t>(NR, N - j0));
       float* y = Y + r0 * N + j0;
-      k->gemm(K, ap.data(), bp + (j0 / NR) * K * NR, y, N, mr, nr);
+      k->gemm(K, ap, bp + (j0 / NR) * K * NR, y, N, mr, nr);
       if (bias)
         for (int i = 0; i < mr; ++i)
           for (int j = 0; j < nr; ++j) y[i * N + j] = y[i * N + j] + bias[j0 + j];
@@ -85,10 +86,10 @@ class MatMulF32 final : public PreparedKernel {
     ys.push_back(N);
     Tensor& y = c.output(0, DType::Float32, ys, K == 0);
     int64_t nb = shape_numel(abatch), bstep = bbatch.empty() ? 0 : K * N;
-    std::vector<float> bp(static_cast<size_t>(panels_of(N, k_->nr) * K * k_->nr));
+    float* bp = task_buffer<float, __LINE__>(static_cast<size_t>(panels_of(N, k_->nr) * K * k_->nr));
     for (int64_t i = 0; i < nb; ++i) {
-      if (i == 0 || bstep) pack_b_panels(b.data<float>() + i * bstep, K, N, N, 1, k_->nr, bp.data());
-      gemm_rows(k_, a.data<float>() + i * M * K, M, K, bp.data(), N, nullptr, y.data<float>() + i * M * N, c.threads);
+      if (i == 0 || bstep) pack_b_panels(b.data<float>() + i * bstep, K, N, N, 1, k_->nr, bp);
+      gemm_rows(k_, a.data<float>() + i * M * K, M, K, bp, N, nullptr, y.data<float>() + i * M * N, c.threads);
     }
     return true;
   }

@@ -12,7 +12,7 @@
 #include "fixpoint/cpu_isa.h"
 #include "fixpoint/parallel.h"
 #include "requant.h"
-#include "task_buffer.h"
+#include "fixpoint/task_buffer.h"
 
 namespace fixpoint::xk {
 

@@ -10,7 +10,7 @@
 #include "../reference/common.h"
 #include "conv_epilogue.h"
 #include "elementwise_fast.h"
-#include "task_buffer.h"
+#include "fixpoint/task_buffer.h"
 #include "fixpoint/cpu_isa.h"
 #include "fixpoint/parallel.h"
 
@@ -350,6 +350,12 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
   // Depthwise layers sum whole values tap by tap (no planes); the rest take the GEMM's planes.
   pw->w16 = depthwise ? std::vector<std::vector<int16_t>>{padded_weight_rows(w, pw->rows, pw->K, pw->Kp)}
                       : weight_planes(w, pw->rows, pw->K, pw->Kp, split.w);
+  if (depthwise && pw->depthwise_s32) {
+    pw->depthwise_taps.resize(static_cast<size_t>(pw->rows * pw->K));
+    for (int64_t m = 0; m < pw->rows; ++m)
+      for (int64_t k = 0; k < pw->K; ++k)
+        pw->depthwise_taps[static_cast<size_t>(m * pw->K + k)] = pw->w16[0][static_cast<size_t>(m * pw->Kp + k)];
+  }
   return pw;
 }
 

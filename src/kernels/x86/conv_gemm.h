@@ -44,6 +44,7 @@ struct PackedWeights {
   DepthwiseRow64Fn depthwise_row64 = nullptr;  // the same for 16-bit codes (int64 sums)
   DepthwiseRowS32Fn depthwise_s32 = nullptr;   // 2-D depthwise rows in registers (conv_depthwise_direct)
   DepthwiseRowS64Fn depthwise_s64 = nullptr;
+  std::vector<int32_t> depthwise_taps;       // depthwise: rows x K taps as int32 (the row kernels' operand)
   RequantRow64Fn requant64 = nullptr;          // the ISA's vector (13) of int64 sums, if it has one
   const char* kernel_name() const { return pairs ? pairs->name : u8 ? u8->name : s16->name; }
 };

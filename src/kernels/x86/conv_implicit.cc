@@ -29,7 +29,7 @@
 #include "conv_epilogue.h"
 #include "conv_gemm.h"
 #include "fixpoint/parallel.h"
-#include "task_buffer.h"
+#include "fixpoint/task_buffer.h"
 
 namespace fixpoint::xk {
 namespace {

@@ -10,14 +10,14 @@
 #include "conv_epilogue.h"
 #include "conv_gemm.h"
 #include "fixpoint/parallel.h"
-#include "task_buffer.h"
+#include "fixpoint/task_buffer.h"
 
 namespace fixpoint::xk {
 
 bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
   const Tensor& x = *c.in[0];
   const Tensor& wt = qref::weighted(c.op).weight;
-  if (!pw.depthwise_s32 || !pw.depthwise_s64) return false;
+  if (!pw.depthwise_s32 || !pw.depthwise_s64 || pw.depthwise_taps.empty()) return false;
   ref::ConvGeometry geo = ref::conv_geometry(c.op.node, x.shape(), wt.shape());
   const ref::Window& w = geo.w3;
   bool planar = w.kernel[0] == 1 && w.in[0] == 1 && w.out[0] == 1 && w.pad_begin[0] == 0;
@@ -31,9 +31,6 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
   // 16 columns past OW, and one more value for the stride-2 permute).
   const int64_t PH = (OH - 1) * sy + (KH - 1) * dh + 1, PW = (OWr - 1) * sx + (KW - 1) * dw + 2;
   const int64_t pt = w.pad_begin[1], pl = w.pad_begin[2], zx = c.in_q[0].zero_point;
-  std::vector<int32_t> taps(static_cast<size_t>(geo.M * geo.ks));
-  for (int64_t m = 0; m < geo.M; ++m)
-    for (int64_t k = 0; k < geo.ks; ++k) taps[static_cast<size_t>(m * geo.ks + k)] = pw.w16[0][static_cast<size_t>(m * pw.Kp + k)];
   qref::ChannelRequant rq(c);
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
   qref::visit_int(x.dtype(), [&](auto xtag) {
@@ -59,7 +56,7 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
           std::fill(row + hi, row + PW, 0);
         }
         const int32_t* rows[256];
-        DepthwiseRowArgs args{rows, taps.data() + m * geo.ks, KH, KW, sx, dw, OW};
+        DepthwiseRowArgs args{rows, pw.depthwise_taps.data() + m * geo.ks, KH, KW, sx, dw, OW};
         Y* out = py + nm * geo.out_plane;
         for (int64_t oh = 0; oh < OH; ++oh, out += OW) {
           for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * PW;
