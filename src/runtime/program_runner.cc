@@ -81,7 +81,7 @@ ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
       FP_CHECK(qref::find_integer_kernel(std::string(op.kind())), op.node.label(), ": no integer kernel for op kind '", op.kind(), "'");
     }
     float_kernels_.push_back(std::move(fast));
-    bool weighted = op.is<params::Conv>() || op.is<params::MatMul>();
+    bool weighted = op.is<params::Conv>() || op.is<params::MatMul>() || op.is<params::ConvTranspose>();
     packed_.push_back(weighted && !op.node.inputs.empty() ? xk::pack_weights(op, q_of(op.node.inputs[0]).type, selected_isa())
                                                           : nullptr);
     for (const auto& in : op.node.inputs)

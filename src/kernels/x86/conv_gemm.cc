@@ -298,6 +298,15 @@ bool gemm_path_applies(const QOp& op, DType t) {
 }
 
 std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, const std::string& isa) {
+  if (op.is<params::ConvTranspose>()) {  // the tiled path's rows (the run checks the geometry)
+    const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
+    if (!u8 || !u8->quads || is_16bit(in_type)) return nullptr;
+    auto pw = std::make_shared<PackedWeights>();
+    pw->in_type = in_type;
+    pw->u8 = u8;
+    pw->transpose = pack_transpose_rows(op.as<params::ConvTranspose>());
+    return pw->transpose.a.empty() ? nullptr : pw;
+  }
   if (!op.is<params::Conv>() && !op.is<params::MatMul>()) return nullptr;
   const GemmS16Kernel* s16 = gemm_s16_for(isa);
   if (!s16 || !gemm_path_applies(op, in_type)) return nullptr;
@@ -676,12 +685,12 @@ void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
   });
 }
 
-void run_conv_transpose(qref::QContext& c, const std::string& isa) {
+void run_conv_transpose(qref::QContext& c, const std::string& isa, const TransposeRows* rows) {
   const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
   RequantFns fns;
   if (isa == "avx2" || isa == "avx512vnni") fns.row = requant_row_s32_avx2;
   if (isa == "avx512vnni") fns.store = requant_store_s32_avx512;
-  if (u8 && conv_transpose_tiled_u8(c, *u8, fns)) return;
+  if (u8 && conv_transpose_tiled_u8(c, *u8, fns, rows)) return;
   const GemmS16Kernel* k = gemm_s16_for(isa);
   if (k && gemm_path_applies(c)) return conv_transpose_gemm(c, *k);
   qref::find_integer_kernel(std::string(c.op.kind()))(c);
@@ -689,6 +698,7 @@ void run_conv_transpose(qref::QContext& c, const std::string& isa) {
 
 void run_packed(qref::QContext& c, const PackedWeights& pw) {
   if (c.in.at(0)->dtype() != pw.in_type) return find_runtime_kernel(std::string(c.op.kind()))(c);
+  if (c.op.is<params::ConvTranspose>()) return run_conv_transpose(c, selected_isa(), &pw.transpose);
   if (c.op.is<params::Conv>()) return pw.pairs ? conv_implicit_s16(c, pw) : pw.implicit ? conv_implicit_u8(c, pw) : conv_gemm(c, pw);
   matmul_gemm(c, pw);
 }

@@ -26,6 +26,15 @@ inline bool gemm_path_applies(const qref::QContext& c) { return gemm_path_applie
 // int8 rows zero-padded to Kp and each row's sum for the zero-point term; or the int16 GEMM:
 // rows widened to int16 (two byte planes each for 16-bit weights the int16 GEMM cannot take
 // whole), and for depthwise layers whole int16 rows.
+// The tiled ConvTranspose's GEMM operand (conv_transpose_tiled_u8): per group, rows r = (output
+// channel mi, tap) of Kp int8 codes (k = input channel, Kp = cg rounded up to 4), and each row's sum.
+struct TransposeRows {
+  int64_t groups = 0, cg = 0, R = 0, Kp = 0;
+  std::vector<int8_t> a;
+  std::vector<int64_t> sum;
+};
+TransposeRows pack_transpose_rows(const params::ConvTranspose& p);
+
 struct PackedWeights {
   DType in_type = DType::UInt8;          // the input codes the packing was made for
   const GemmU8S8Kernel* u8 = nullptr;    // set: the u8 x s8 GEMM
@@ -40,6 +49,7 @@ struct PackedWeights {
   int64_t kb = 0;                         // pairs: k per int32 block
   std::vector<int64_t> w_sum64;           // pairs: sum_k w[m][k] per row
   RequantFns requant;                     // the ISA's vector (13) of int32 sums, where it has one
+  TransposeRows transpose;                // ConvTranspose on the u8 x s8 kernel: its rows, packed at load
   DepthwiseRowFn depthwise_row = nullptr;      // the ISA's depthwise tap over a row (8-bit codes)
   DepthwiseRow64Fn depthwise_row64 = nullptr;  // the same for 16-bit codes (int64 sums)
   DepthwiseRowS32Fn depthwise_s32 = nullptr;   // 2-D depthwise rows in registers (conv_depthwise_direct)
@@ -77,10 +87,12 @@ void conv_transpose_gemm(qref::QContext& c, const GemmS16Kernel& k);
 // on the quads u8 x s8 kernel (conv_implicit.cc): a pointwise implicit GEMM of rows (output
 // channel, tap) by input pixels, each row's codes stored at its tap's output pixels. False
 // (nothing done) elsewhere.
-bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& k, const RequantFns& fns);
+// `rows`: pack_transpose_rows of the op, made at load (nullptr: packed here).
+bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& k, const RequantFns& fns,
+                             const TransposeRows* rows = nullptr);
 // The optimized ConvTranspose of `isa`: the tiled path where it applies, else the int16 GEMM
 // where gemm_path_applies, else the reference kernel.
-void run_conv_transpose(qref::QContext& c, const std::string& isa);
+void run_conv_transpose(qref::QContext& c, const std::string& isa, const TransposeRows* rows = nullptr);
 
 // The kernel the runtime runs for a program op kind: the optimized one of selected_isa() where
 // there is one and it applies (else the reference), or the reference one for "reference".

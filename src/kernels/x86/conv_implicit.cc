@@ -302,7 +302,31 @@ std::vector<int16_t> pack_conv_pairs(const Tensor& w, int64_t& Kp, int64_t& kb, 
   return r;
 }
 
-bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, const RequantFns& fns) {
+TransposeRows pack_transpose_rows(const params::ConvTranspose& p) {
+  TransposeRows t;
+  int64_t ks = 1;
+  for (int64_t v : p.kernel_shape.to_i64_vector()) ks *= v;
+  const int64_t M = p.weight.dim(0), K = p.weight.dim(1);
+  if (p.weight.dtype() != DType::Int8 || p.mg < 1 || M % p.mg || ks < 1 || K % ks) return t;
+  t.groups = M / p.mg;
+  t.cg = K / ks;
+  t.R = p.mg * ks;
+  t.Kp = ceil_div(t.cg, 4) * 4;
+  t.a.assign(static_cast<size_t>(t.groups * t.R * t.Kp), 0);
+  t.sum.assign(static_cast<size_t>(t.groups * t.R), 0);
+  const int8_t* w = p.weight.data<int8_t>();  // W[m][(ci - g cg) ks + k] (22), as the compiler stores it
+  for (int64_t g = 0; g < t.groups; ++g)
+    for (int64_t ci = 0; ci < t.cg; ++ci)
+      for (int64_t r = 0; r < t.R; ++r) {
+        int8_t v = w[((g * p.mg + r / ks) * t.cg + ci) * ks + r % ks];
+        t.a[static_cast<size_t>((g * t.R + r) * t.Kp + ci)] = v;
+        t.sum[static_cast<size_t>(g * t.R + r)] += v;
+      }
+  return t;
+}
+
+bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, const RequantFns& fns,
+                             const TransposeRows* rows_at_load) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
   const auto& p = op.as<params::ConvTranspose>();
@@ -317,18 +341,14 @@ bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, cons
   if (t.k[0] != 1) return false;
   // The GEMM of the pointwise view: rows r = (output channel mi, tap kk) of a group, k = input
   // channel c (one quad per four channels), columns = input pixels.
+  TransposeRows local;
+  const TransposeRows& tr = rows_at_load ? *rows_at_load : (local = pack_transpose_rows(p));
   const int64_t N = t.N, groups = t.M / t.mg, ks = t.k[1] * t.k[2], R = t.mg * ks, CQ = ceil_div(t.cg, 4), Kp = CQ * 4;
   const int64_t H = t.in[1], W = t.in[2], P = H * W, OH = t.out[1], OW = t.out[2];
-  std::vector<int8_t> a(static_cast<size_t>(groups * R * Kp), 0);
-  std::vector<int64_t> wsum(static_cast<size_t>(groups * R), 0);
-  const int8_t* w = p.weight.data<int8_t>();  // W[m][(ci - g cg) ks + k] (22), as the compiler stores it
-  for (int64_t g = 0; g < groups; ++g)
-    for (int64_t ci = 0; ci < t.cg; ++ci)
-      for (int64_t r = 0; r < R; ++r) {
-        int8_t v = w[((g * t.mg + r / ks) * t.cg + ci) * ks + r % ks];
-        a[static_cast<size_t>((g * R + r) * Kp + ci)] = v;
-        wsum[static_cast<size_t>(g * R + r)] += v;
-      }
+  FP_CHECK(tr.groups == groups && tr.cg == t.cg && tr.R == R && tr.Kp == Kp, op.node.label(),
+           ": packed weights do not fit the layer");
+  const int8_t* a = tr.a.data();
+  const int64_t* wsum = tr.sum.data();
   ref::ConvGeometry geo;  // a 1x1 stride-1 conv over the input, to lay out its channel quads
   geo.N = N;
   geo.C = t.C;
@@ -354,11 +374,11 @@ bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, cons
       int64_t b = bg / groups, g = bg % groups;
       int64_t nq = std::min(kPositions, P - p0), np = ceil_div(nq, kern.n_align) * kern.n_align;
       int64_t rows = std::min(tasks.mb, R - r0);
-      int32_t* acc = in.gemm(kern, qp, bg, p0, a.data() + (g * R + r0) * Kp, rows, np, Kp);
+      int32_t* acc = in.gemm(kern, qp, bg, p0, a + (g * R + r0) * Kp, rows, np, Kp);
       T* codes = task_buffer<T, __LINE__>(static_cast<size_t>(nq));
       for (int64_t ri = 0; ri < rows; ++ri) {
         int64_t r = r0 + ri, m = g * t.mg + r / ks, kh = r % ks / t.k[2], kw = r % ks % t.k[2];
-        requant_store(rq, fns, m, zu * wsum[static_cast<size_t>(g * R + r)], acc + ri * np, nq, codes);
+        requant_store(rq, fns, m, zu * wsum[g * R + r], acc + ri * np, nq, codes);
         // Input pixel (ih, iw) lands on output (ih s_h + kh, iw s_w + kw).
         for (int64_t q = p0; q < p0 + nq;) {
           int64_t ih = q / W, end = std::min(p0 + nq, (ih + 1) * W);

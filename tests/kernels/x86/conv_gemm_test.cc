@@ -182,7 +182,9 @@ Case random_matmul16(uint32_t seed) {
 
 // The layer on the reference kernel (isa empty) or on `isa`'s optimized path: Conv and MatMul
 // with their weights packed as the runtime packs them (the u8 x s8 GEMM for 8-bit codes and
-// int8 weights, the int16 GEMM otherwise), ConvTranspose on the int16 GEMM.
+// int8 weights, the int16 GEMM otherwise), ConvTranspose on the int16 GEMM or the tiled u8 x s8
+// path, both with its rows packed at load (as the runtime does) and packed per call (the same
+// codes, checked here).
 Tensor run(Case& c, int threads, const std::string& isa, std::string* kernel = nullptr) {
   std::vector<Tensor> out(1);
   qref::QContext ctx{c.op, {&c.x}, {c.qx}, {c.qy}, out, threads};
@@ -191,6 +193,12 @@ Tensor run(Case& c, int threads, const std::string& isa, std::string* kernel = n
   } else if (c.op.is<params::ConvTranspose>()) {
     EXPECT_TRUE(xk::gemm_path_applies(ctx)) << c.op.node.label();
     xk::run_conv_transpose(ctx, isa);
+    if (auto pw = xk::pack_weights(c.op, c.qx.type, isa)) {
+      std::vector<Tensor> at_load(1);
+      qref::QContext lctx{c.op, {&c.x}, {c.qx}, {c.qy}, at_load, threads};
+      xk::run_packed(lctx, *pw);
+      EXPECT_EQ(qref::load_codes(out[0], 0), qref::load_codes(at_load[0], 0)) << "packed at load: " << c.op.node.label();
+    }
   } else {
     auto pw = xk::pack_weights(c.op, c.qx.type, isa);
     EXPECT_TRUE(pw) << c.op.node.label();
