@@ -26,7 +26,7 @@ HEADERS = {
     "quantize": ["compiler.h", "program.h", "op_params.h"],
     "artifact": ["artifact.h"],
     "runtime": ["program_runner.h"],
-    "debug": ["compare.h", "analyze.h", "output_error.h", "auto_mixed.h", "compile_job.h", "graph_dot.h", "trace.h", "qdq_export.h"],
+    "debug": ["compare.h", "analyze.h", "output_error.h", "auto_mixed.h", "range_search.h", "compile_job.h", "graph_dot.h", "trace.h", "qdq_export.h"],
 }
 
 # src/ folders, most specific first.

@@ -30,6 +30,7 @@ nlohmann::json given_options(const CompileArgs& a, const CLI::App& app) {
   if (given("--scale-mode")) j["scale_mode"] = a.scale_mode;
   if (given("--bias-correction")) j["bias_correction"] = a.bias_correction;
   if (given("--headroom16")) j["headroom16"] = a.headroom16;
+  if (given("--adaptive-rounding")) j["adaptive_rounding"] = a.adaptive_rounding;
   if (given("--narrow-intermediates")) j["narrow_intermediates"] = a.narrow_intermediates;
   if (given("--narrow-stream")) j["narrow_stream"] = a.narrow_stream;
   if (given("--narrow-softmax")) j["narrow_softmax"] = a.narrow_softmax;
@@ -43,6 +44,7 @@ nlohmann::json given_options(const CompileArgs& a, const CLI::App& app) {
   if (given("--allow")) j["allow"] = a.allow;
   if (given("--disable-pass")) j["disable_pass"] = a.disabled_passes;
   if (given("--auto-mixed")) j["auto_mixed"] = a.auto_mixed;
+  if (given("--range-search")) j["range_search"] = a.range_search;
   if (given("--shape")) j["shape"] = a.shapes;
   return j;
 }
@@ -57,6 +59,9 @@ void add_compile_options(CLI::App* app, CompileArgs& a) {
   app->add_option("--scale-mode", a.scale_mode, "float (any scale, multiplier+shift) or pow2 (power-of-two scales)");
   app->add_flag("--bias-correction,!--no-bias-correction", a.bias_correction,
                 "Correct each layer's bias by the mean shift its weight rounding causes (default: on when calibrated)");
+  app->add_flag("--adaptive-rounding,!--no-adaptive-rounding", a.adaptive_rounding,
+                "8-bit weights: each code rounded up or down by the layer's output error on the calibration samples "
+                "(AdaRound's objective, docs/arithmetic.md 10c), not to the nearest");
   app->add_option("--headroom16", a.headroom16,
                   "--bits 16: calibrated ranges x FACTOR (default 1.5; 1: the calibrated range exactly)");
   app->add_flag("--narrow-stream", a.narrow_stream,
@@ -79,6 +84,9 @@ void add_compile_options(CLI::App* app, CompileArgs& a) {
   app->add_option("--disable-pass", a.disabled_passes, "Skip compile-time rewrites by name (see compile_report rewrites)");
   app->add_option("--auto-mixed", a.auto_mixed,
                  "Promote the most sensitive layers to 16 bits within FACTOR x the all-8-bit cost (MAC-weighted)");
+  app->add_flag("--range-search", a.range_search,
+               "8-bit: choose each sensitive tensor's range by the error it causes at the graph outputs on the "
+               "calibration samples (docs/arithmetic.md 7c); runs before --auto-mixed");
   app->add_option("--shape", a.shapes, "Bind an input's shape, e.g. --shape x=1x3x48x320");
   app->add_option("--config", a.config, "JSON file with any of these options (TIDL names accepted)");
 }

@@ -18,6 +18,7 @@ struct CompileJob {
   std::shared_ptr<CalibrationCache> stats_value;  // or statistics in memory (fixpoint.calibrate)
   int calibration_frames = 0;      // TIDL's: use the first N samples; 0: all
   double auto_mixed = 0;           // --auto-mixed FACTOR; 0: off
+  bool range_search = false;       // --range-search: output-aware 8-bit ranges (range_search.h), before auto_mixed
 };
 
 // LIST options: repeated and/or comma-separated values ("a,b", "c") -> {a, b, c}.
@@ -27,7 +28,8 @@ ShapeBindings parse_shape_options(const std::vector<std::string>& specs, const s
 
 // Sets the options named in `obj` (a JSON object), each by its own name (bits, calib,
 // calib_method, scale_mode, qat, bits16, bits8, params16, out16, deny, allow, disable_pass, shape,
-// bias_correction, narrow_intermediates, narrow_stream, narrow_softmax, symmetric, auto_mixed, calibration_frames, stats) or by TIDL's
+// bias_correction, adaptive_rounding, narrow_intermediates, narrow_stream, narrow_softmax, symmetric, auto_mixed, range_search,
+// range_factors ({"tensor": factor}), calibration_frames, stats) or by TIDL's
 // (tensor_bits, output_feature_16bit_names_list, params_16bit_names_list,
 // quantization_scale_type, deny_list / deny_list:layer_type [op types], deny_list:layer_name,
 // mixed_precision_factor). An option named in `obj` replaces the job's value (the deny keys of
@@ -40,7 +42,9 @@ void apply_compile_options(CompileJob& job, const nlohmann::json& obj, const std
 
 struct CompileJobResult {
   CompileResult compiled;
-  nlohmann::json mixed_precision;  // {"bits16": [...]} when auto_mixed chose layers, else null
+  // {"bits16": [...], "out16": [...], "range_factors": {...}} when auto_mixed or range_search
+  // chose something, else null
+  nlohmann::json mixed_precision;
 };
 
 // Opens the job's calibration files (null when it has none).
@@ -55,8 +59,8 @@ std::shared_ptr<CalibrationCache> job_statistics(const CompileJob& job);
 // Compiles the model file with the job's options and `calib` (may be null; auto_mixed needs it).
 CompileJobResult run_compile_job(const std::string& model_path, const CompileJob& job, const CalibrationSource* calib);
 
-// Writes DIR/model.fxp, compile_report.{json,txt} and, after auto mixed precision,
-// mixed_precision.json (a --config file that reproduces the choice).
+// Writes DIR/model.fxp, compile_report.{json,txt} and, after auto mixed precision or a range
+// search, mixed_precision.json (a --config file that reproduces the choice).
 void write_compile_dir(const CompileJobResult& r, const std::string& dir);
 // The same from the parts (a loaded program need not be copied into a CompileJobResult).
 void write_compile_dir(const Program& program, const nlohmann::json& report, const std::string& report_text,

@@ -38,6 +38,9 @@ struct CompileOptions {
   // int8 82.2% -> 86.2% character accuracy (docs/accuracy.md).
   bool asymmetric = true;
   bool bias_correction = true;         // per-channel bias correction (Conv/Gemm/MatMul; (11b), needs calibration)
+  // (10c) 8-bit weight codes rounded up or down by the layer's output error on the calibration
+  // samples (adaptive_rounding.cc), not to the nearest; runs before bias correction.
+  bool adaptive_rounding = false;
   // §2.3 (7b): in a 16-bit program (bits == 16), a 16-bit tensor's calibrated range times this,
   // so that values beyond what the calibration samples reached do not saturate (chosen on the
   // zoo's dev inputs, docs/accuracy.md).
@@ -53,6 +56,10 @@ struct CompileOptions {
   // §2.7: in 8-bit programs, a Softmax over rows of more than 16 entries stores its output at
   // 16 bits. false: at 8 bits (--narrow-softmax).
   bool wide_softmax = true;
+  // (7c) 8-bit activation tensors whose calibrated range is multiplied by a factor (< 1 clips
+  // more, > 1 leaves headroom): what the output-aware range search (range_search.h) chose by the
+  // error each choice causes at the graph outputs. Tensors not named keep factor 1.
+  std::map<std::string, double> range_factors;
   std::function<void(const std::string&)> progress;  // progress lines (may be empty)
   std::shared_ptr<CalibrationCache> calibration_cache;  // optional, see make_calibration_cache
 };

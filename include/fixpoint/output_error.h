@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "fixpoint/compiler.h"
 #include "fixpoint/program.h"
 #include "fixpoint/tensor.h"
 
@@ -14,6 +15,10 @@ using OutputSets = std::vector<std::map<std::string, Tensor>>;  // graph outputs
 
 // Runs `p` on every input set (a missing batch dimension is added, as `run` does).
 OutputSets run_program(const Program& p, const OutputSets& inputs, int threads);
+
+// The options of the many trial compiles a search makes (auto-mixed, range search): `opts`
+// without progress lines, with a calibration cache so that every trial calibrates once.
+CompileOptions trial_options(const CompileOptions& opts);
 
 // Signal sum ref^2 and noise sum (ref - got)^2 over every output element of every set.
 struct OutputError {

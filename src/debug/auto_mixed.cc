@@ -29,9 +29,7 @@ AutoMixedResult choose_mixed_precision(const std::string& model_path, const Comp
   auto progress = [&](const std::string& s) {
     if (opts.progress) opts.progress(s);
   };
-  CompileOptions o8 = opts;
-  o8.progress = {};
-  if (!o8.calibration_cache) o8.calibration_cache = make_calibration_cache();  // one calibration per graph
+  CompileOptions o8 = trial_options(opts);
   auto compile = [&](int bits, const std::vector<std::string>& extra16, const std::vector<std::string>& extra_out16) {
     CompileOptions c = o8;
     c.bits = bits;

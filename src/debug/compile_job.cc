@@ -6,6 +6,7 @@
 
 #include "fixpoint/artifact.h"
 #include "fixpoint/auto_mixed.h"
+#include "fixpoint/range_search.h"
 
 namespace fixpoint {
 namespace {
@@ -137,6 +138,8 @@ void apply_compile_options(CompileJob& job, const nlohmann::json& obj, const std
         FP_CHECK(o.headroom16 >= 1 && o.headroom16 <= 1000, opt(k), " must be in [1, 1000], not ", o.headroom16);
       } else if (k == "bias_correction") {
         o.bias_correction = v.get<bool>();
+      } else if (k == "adaptive_rounding") {
+        o.adaptive_rounding = v.get<bool>();
       } else if (k == "narrow_intermediates") {
         o.wide_intermediates = !v.get<bool>();
       } else if (k == "narrow_stream") {
@@ -150,6 +153,16 @@ void apply_compile_options(CompileJob& job, const nlohmann::json& obj, const std
       } else if (k == "auto_mixed" || k == "mixed_precision_factor") {
         job.auto_mixed = v.get<double>();
         FP_CHECK(job.auto_mixed == 0 || job.auto_mixed >= 1, opt(k), " must be >= 1 (or 0: off), not ", job.auto_mixed);
+      } else if (k == "range_search") {
+        job.range_search = v.get<bool>();
+      } else if (k == "range_factors") {
+        FP_CHECK(v.is_object(), opt(k), ": expected an object {\"tensor\": factor}");
+        o.range_factors.clear();
+        for (const auto& [t, f] : v.items()) {
+          double x = f.get<double>();
+          FP_CHECK(x > 0 && x <= 1000, opt(k), " '", t, "': the factor must be in (0, 1000], not ", x);
+          o.range_factors[t] = x;
+        }
       } else if (k == "calibration_frames") {
         job.calibration_frames = v.get<int>();
       } else {
@@ -193,15 +206,29 @@ CompileJobResult run_compile_job(const std::string& model_path, const CompileJob
   if (auto stats = job_statistics(job)) o.calibration_cache = stats;
   FP_CHECK(o.bits8.empty() || o.bits == 16,
            "bits8 (--bits8) keeps layers at 8 bits in a 16-bit program: use it with bits 16 (--bits 16)");
-  nlohmann::json auto_mixed;
+  nlohmann::json auto_mixed, range_search;
   CompileJobResult r;
+  if ((job.range_search || job.auto_mixed > 0) && !o.calibration_cache)
+    o.calibration_cache = make_calibration_cache();  // the searches and the final compile calibrate once
+  if (job.range_search) {
+    FP_CHECK(calib, "the range search needs calibration samples to measure the output error");
+    RangeSearchResult rs = choose_ranges(model_path, o, *calib);
+    o.range_factors = rs.factors;
+    range_search = rs.report;
+    r.mixed_precision = nlohmann::json{{"range_factors", o.range_factors}};
+    if (o.progress)
+      o.progress(cat("range-search: ", rs.factors.size(), " range(s) changed, output SNR ",
+                     rs.report["output_snr_db"]["calibrated"].get<double>(), " -> ",
+                     rs.report["output_snr_db"]["chosen"].get<double>(), " dB on the calibration samples"));
+  }
   if (job.auto_mixed > 0) {
     FP_CHECK(calib, "auto mixed precision needs calibration samples to measure sensitivity");
     AutoMixedResult am = choose_mixed_precision(model_path, o, *calib, job.auto_mixed);
     for (const auto& n : am.bits16) o.bits16.push_back(n);
     for (const auto& n : am.out16) o.out16.push_back(n);
     auto_mixed = am.report;
-    r.mixed_precision = nlohmann::json{{"bits16", o.bits16}};
+    if (r.mixed_precision.is_null()) r.mixed_precision = nlohmann::json::object();
+    r.mixed_precision["bits16"] = o.bits16;
     if (!o.out16.empty()) r.mixed_precision["out16"] = o.out16;
     if (o.progress)
       o.progress(cat("auto-mixed: ", am.bits16.size(), " layer(s) and ", am.out16.size(), " output(s) at 16 bits, cost ",
@@ -209,6 +236,14 @@ CompileJobResult run_compile_job(const std::string& model_path, const CompileJob
                      " of budget ", am.report["budget"].get<double>()));
   }
   r.compiled = compile_model(model_path, o, calib);
+  if (!range_search.is_null()) {
+    r.compiled.report["range_search"] = range_search;
+    r.compiled.report_text += cat("\nrange search (--range-search): ", o.range_factors.size(),
+                                  " calibrated range(s) scaled, output SNR on the calibration samples ",
+                                  range_search["output_snr_db"]["calibrated"].get<double>(), " -> ",
+                                  range_search["output_snr_db"]["chosen"].get<double>(),
+                                  " dB; factors in mixed_precision.json\n");
+  }
   if (!auto_mixed.is_null()) {
     r.compiled.report["auto_mixed"] = auto_mixed;
     r.compiled.report_text += cat("\nauto mixed precision (--auto-mixed ", job.auto_mixed, "): ", auto_mixed["bits16"].size(),

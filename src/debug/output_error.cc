@@ -14,6 +14,13 @@ OutputSets run_program(const Program& p, const OutputSets& inputs, int threads) 
   return r;
 }
 
+CompileOptions trial_options(const CompileOptions& opts) {
+  CompileOptions o = opts;
+  o.progress = {};
+  if (!o.calibration_cache) o.calibration_cache = make_calibration_cache();
+  return o;
+}
+
 double OutputError::snr_db() const { return fixpoint::snr_db(signal, noise); }
 
 OutputError output_error(const OutputSets& ref, const OutputSets& got) {

@@ -4,21 +4,9 @@
 
 #include "fixpoint/fixedpoint.h"
 #include "quantize/calibration_stats.h"
+#include "quantize/weight_rows.h"
 
 namespace fixpoint {
-namespace {
-
-// W[c][k] of the float weights in the layout the op's integer weights use.
-double normalized_weight(const QOp& op, const Tensor& w, int64_t c, int64_t k, int64_t N, int64_t K) {
-  if (op.node.op_type == "Conv") return w.get_f64(c * K + k);
-  if (op.node.op_type == "Gemm") {
-    double alpha = op.node.attr_float("alpha", 1.0f);
-    return alpha * w.get_f64(op.node.attr_int("transB", 0) ? c * K + k : k * N + c);
-  }
-  return w.get_f64(k * N + c);  // MatMul B is K x N
-}
-
-}  // namespace
 
 // Bias correction (Nagel et al., 2019; docs/arithmetic.md (11b)): weight rounding shifts each
 // output channel's mean by sum_k (W_q - W)[c, k] * E[x_k]; E[x] per input channel comes from the
@@ -58,7 +46,7 @@ void correct_biases(CompileContext& cx) {
       for (int64_t k = 0; k < K; ++k) {
         int64_t in_ch = conv ? (c / mg) * cg + k / ks : k;
         double wq = qw.get_f64(c * K + k) * ws[c];
-        double wf = normalized_weight(op, w, c, k, N, K);
+        double wf = float_weight(op, w, c, k, N, K);
         shift += (wq - wf) * x.mean(static_cast<size_t>(in_ch));
       }
       double code = shift / (sx * ws[c]);

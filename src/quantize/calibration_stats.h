@@ -63,6 +63,14 @@ struct CalibrationCache {
   std::map<std::string, Stats> stats;
   std::map<std::string, AbsHistogram> hist;
   std::map<std::string, ChannelSums> channels;  // data inputs of Conv/MatMul/Gemm (pass 1)
+  // Adaptive rounding's codes per layer (adaptive_rounding.cc), derived from the samples that
+  // made these statistics: later compiles of the same job (--range-search, --auto-mixed, analyze)
+  // reuse a layer's codes while its weight scales are the same. Never saved or merged.
+  struct RoundedWeights {
+    Tensor weight_scale, codes;
+    nlohmann::json report;
+  };
+  std::map<std::string, RoundedWeights> rounded;
   // Statistics this cache held for other graphs (not `given` ones), by fingerprint: analyze
   // alternates 8- and 16-bit compiles, whose graphs differ, and each keeps its own statistics
   // instead of recalibrating every time.

@@ -52,6 +52,7 @@ struct CompileContext {
   std::vector<std::string> rewrites;                         // readable lines
   nlohmann::json rewrite_entries = nlohmann::json::array();  // {pass, detail, nodes}
   nlohmann::json precision_warnings = nlohmann::json::array();  // {layer, detail}
+  nlohmann::json adaptive_rounding;  // per-layer results (adaptive_rounding.cc); null when it did not run
 
   // The quantization of tensor t (float when it has none yet); set once per tensor.
   QParams q_of(const std::string& t) const {

@@ -50,6 +50,7 @@ CompileResult finish(CompileContext& cx) {
                                          : cx.opts.calib_method;
   rep["qdq_tensors"] = cx.qdq.activations.size();
   rep["rewrites"] = cx.rewrite_entries;
+  if (!cx.adaptive_rounding.is_null()) rep["adaptive_rounding"] = cx.adaptive_rounding;
   json layers = json::array(), fallback = json::array();
   std::ostringstream txt;
   int n_float = 0;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "fixpoint/model.h"
+#include "quantize/adaptive_rounding.h"
 #include "quantize/bias_correction.h"
 #include "quantize/calibration_stats.h"
 #include "quantize/compile_context.h"
@@ -231,6 +232,13 @@ CompileResult compile(const Importer& import, const std::string& origin, const C
     }
   }
   plan(cx);
+  if (opts.adaptive_rounding && opts.bits != 32) {
+    if (calib)
+      round_weights_adaptively(cx, *calib);
+    else
+      cx.log_rewrite("adaptive_rounding", "skipped: it needs the calibration samples (--calib), not statistics alone",
+                     nlohmann::json::array());
+  }
   if (opts.bias_correction && opts.bits != 32) correct_biases(cx);
   drop_unread_constants(cx);
   return finish(cx);

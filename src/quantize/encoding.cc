@@ -92,13 +92,18 @@ QParams activation_qparams(CompileContext& cx, const std::string& t, int bits) {
   // range saturates: headroom costs 20 log10(H) dB of a ~90 dB resolution, a saturated outlier
   // far more. (8-bit programs' 16-bit tensors keep their range: the OCR dev split lost with it.)
   if (bits >= 16 && cx.opts.bits == 16 && r == cx.qat_ranges.end()) range *= cx.opts.headroom16;
+  // (7c) An output-aware factor on a calibrated 8-bit range (chosen by range_search.h).
+  double factor = 1;
+  if (auto f = cx.opts.range_factors.find(t); f != cx.opts.range_factors.end() && bits == 8 && r == cx.qat_ranges.end())
+    factor = f->second;
+  range *= factor;
   q.scale = activation_scale(range, q.type, cx.pow2);
   // (8a) A lopsided signed range ([-0.2, 6] after a HardSwish) wastes most negative codes:
   // uint8 with a zero point, when that makes the step at least 1.25x finer.
   if (cx.opts.asymmetric && bits == 8 && !nonneg && !cx.pow2 && r == cx.qat_ranges.end() && lo < 0) {
     double T = clip ? h->second.threshold(cx.opts.calib_method, 255) : std::numeric_limits<double>::infinity();
     // The |x| threshold clips either side; a non-positive tensor keeps 0 in range (z = 255).
-    double lo_c = std::max(lo, -T), hi_c = std::max(std::min(hi, T), 0.0);
+    double lo_c = std::max(lo, -T) * factor, hi_c = std::max(std::min(hi, T), 0.0) * factor;
     double s_asym = (hi_c - lo_c) / 255.0;
     if (s_asym > 0 && s_asym * 1.25 < q.scale) {
       q.type = DType::UInt8;

@@ -1,4 +1,5 @@
 """Shared fixtures: the built CLI, generated models, the ONNX Runtime oracle."""
+import json
 import os
 import subprocess
 import sys
@@ -61,3 +62,28 @@ def oracle():
 
 def load_outputs(d):
     return {f[:-4]: np.load(os.path.join(d, f)) for f in sorted(os.listdir(d)) if f.endswith(".npy")}
+
+
+@pytest.fixture(scope="session")
+def zero_dce(tmp_path_factory):
+    """A Zero-DCE net trained here (scripts/make_zero_dce.py) and its float outputs."""
+    d = tmp_path_factory.mktemp("zero_dce")
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_zero_dce.py"), str(d)], check=True,
+                   capture_output=True)
+    run_cli("run", d / "zero_dce.onnx", "--input", f"image={d / 'zero_dce_eval.npy'}", "-o", d / "float", "-q")
+    return d
+
+
+def compile_run(d, name, *extra, bits=8):
+    """Compiles the Zero-DCE net in d (the zero_dce fixture) on its calibration images with `extra`
+    options and runs it on its evaluation images: (compile report, enhanced images)."""
+    prog, out = d / f"prog_{name}", d / f"out_{name}"
+    run_cli("compile", d / "zero_dce.onnx", "--calib", f"image={d / 'zero_dce_calib.npy'}", "-o", prog, "-q",
+            "--bits", bits, *extra)
+    run_cli("run", prog, "--input", f"image={d / 'zero_dce_eval.npy'}", "-o", out, "-q")
+    report = json.loads((prog / "compile_report.json").read_text())
+    return report, np.load(out / "enhanced.npy").astype(np.float64)
+
+
+def psnr(ref, got):  # peak 1.0: the images live in [0, 1]
+    return 10 * np.log10(1.0 / np.mean((ref - got) ** 2))

@@ -8,30 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import OCR_ASSETS, OCR_MODELS, ROOT, run_cli
-
-
-@pytest.fixture(scope="session")
-def zero_dce(tmp_path_factory):
-    """A Zero-DCE net trained here (scripts/make_zero_dce.py) and its float outputs."""
-    d = tmp_path_factory.mktemp("zero_dce")
-    subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "make_zero_dce.py"), str(d)], check=True,
-                   capture_output=True)
-    run_cli("run", d / "zero_dce.onnx", "--input", f"image={d / 'zero_dce_eval.npy'}", "-o", d / "float", "-q")
-    return d
-
-
-def compile_run(d, name, *extra, bits=8):
-    prog, out = d / f"prog_{name}", d / f"out_{name}"
-    run_cli("compile", d / "zero_dce.onnx", "--calib", f"image={d / 'zero_dce_calib.npy'}", "-o", prog, "-q",
-            "--bits", bits, *extra)
-    run_cli("run", prog, "--input", f"image={d / 'zero_dce_eval.npy'}", "-o", out, "-q")
-    report = json.loads((prog / "compile_report.json").read_text())
-    return report, np.load(out / "enhanced.npy").astype(np.float64)
-
-
-def psnr(ref, got):  # peak 1.0: the images live in [0, 1]
-    return 10 * np.log10(1.0 / np.mean((ref - got) ** 2))
+from conftest import OCR_ASSETS, OCR_MODELS, ROOT, compile_run, psnr, run_cli
 
 
 def test_zero_dce_is_one_accelerator_subgraph_without_constant_factors(zero_dce):

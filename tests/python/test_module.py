@@ -111,6 +111,14 @@ def test_options_config_and_tidl_names(tmp_path):
     bits = {l["name"]: l["bits"] for l in mixed.report["layers"]}
     assert bits["gemm_19"] == 16 and bits["conv_3"] == 8
     assert mixed.inputs[0].shape == [1, 3, 32, 32]
+    # The range search by keyword; its choice (a dict) reproduces the program without searching.
+    searched = fixpoint.compile(MODEL, calib, range_search=True)
+    rs = searched.report["range_search"]
+    assert rs["output_snr_db"]["chosen"] >= rs["output_snr_db"]["calibrated"] and len(rs["tensors"]) > 0
+    again = fixpoint.compile(MODEL, calib, range_factors=rs["factors"])
+    assert fxp_bytes(again, tmp_path / "again") == fxp_bytes(searched, tmp_path / "searched")
+    rounded = fixpoint.compile(MODEL, calib, adaptive_rounding=True).report["adaptive_rounding"]["layers"]
+    assert {l["layer"] for l in rounded} >= {"gemm_19"} and sum(l["codes_changed"] for l in rounded) > 0
     float_prog = fixpoint.compile(open(MODEL, "rb").read(), bits=32)  # ONNX bytes, no calibration
     x = images(1, 3)
     assert float_prog.run({"image": x})["probabilities"].shape == (1, 10)

@@ -1,0 +1,263 @@
+// Adaptive weight rounding (docs/arithmetic.md (10c)): AdaRound's layer objective (Nagel et al.,
+// 2020), each code floor or ceil of w / s_w, chosen to minimize the layer's output error on the
+// calibration samples; optimized by greedy coordinate descent on the exact quadratic instead of
+// AdaRound's relaxed sigmoid and gradient descent (no autodiff here, and the quadratic is exact).
+#include "quantize/adaptive_rounding.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "fixpoint/fixedpoint.h"
+#include "fixpoint/float_kernels.h"
+#include "fixpoint/parallel.h"
+#include "fixpoint/runtime.h"
+#include "kernels/reference/common.h"
+#include "quantize/weight_rows.h"
+
+namespace fixpoint {
+namespace {
+
+constexpr size_t kMaxSamples = 32;             // calibration samples the input patches come from
+constexpr int64_t kMaxRow = 4608;              // longer rows (3x3x512) keep nearest rounding
+constexpr int64_t kChunkDoubles = int64_t{32} << 20;  // H entries accumulated per float pass (256 MB)
+constexpr int kMaxSweeps = 8;                  // coordinate-descent sweeps per output channel
+
+// Patches per layer over all samples: a few per weight of a row, so H (Kg x Kg) is well
+// determined (with fewer patches than weights, any rounding fits the samples).
+int64_t wanted_patches(int64_t Kg) { return std::clamp<int64_t>(16 * Kg, 4096, 65536); }
+
+struct Target {
+  QOp* op = nullptr;
+  std::string input;   // the float tensor the layer reads
+  const Tensor* w = nullptr;  // its float weights (original initializer)
+  bool conv = false;
+  int64_t N = 0, K = 0, groups = 1, Kg = 0;
+  std::vector<double> H;  // [groups][Kg][Kg], upper triangle while accumulating
+  int64_t patches = 0;
+
+  // One patch of the layer's input (for group g) into H: H += p p^T, zeros skipped (Relu).
+  void add_patch(int64_t g, const double* p) {
+    double* h = H.data() + g * Kg * Kg;
+    for (int64_t i = 0; i < Kg; ++i) {
+      double pi = p[i];
+      if (pi == 0) continue;
+      double* row = h + i * Kg;
+      for (int64_t j = i; j < Kg; ++j) row[j] += pi * p[j];
+    }
+  }
+
+  void observe(const Tensor& x, size_t samples) {
+    if (x.dtype() != DType::Float32) return;
+    const float* xs = x.data<float>();
+    std::vector<double> p(static_cast<size_t>(Kg));
+    int64_t want = (wanted_patches(Kg) + static_cast<int64_t>(samples) - 1) / static_cast<int64_t>(samples);
+    if (!conv) {  // rows of the last axis
+      if (x.rank() < 1 || x.shape().back() != K) return;
+      int64_t rows = x.numel() / K, take = std::min(rows, want);
+      for (int64_t t = 0; t < take; ++t) {
+        int64_t r = t * rows / take;
+        for (int64_t k = 0; k < K; ++k) p[k] = std::isfinite(xs[r * K + k]) ? xs[r * K + k] : 0.0;
+        add_patch(0, p.data());
+      }
+      patches += take;
+      return;
+    }
+    const Node& n = op->node;
+    ref::ConvGeometry geo = ref::conv_geometry(n, x.shape(), w->shape());
+    const ref::Window& w3 = geo.w3;
+    int64_t total = geo.N * geo.out_plane, take = std::min(total, want);
+    for (int64_t t = 0; t < take; ++t) {
+      int64_t pos = t * total / take, b = pos / geo.out_plane, o = pos % geo.out_plane;
+      int64_t od = o / (w3.out[1] * w3.out[2]), oh = (o / w3.out[2]) % w3.out[1], ow = o % w3.out[2];
+      for (int64_t g = 0; g < geo.group; ++g) {
+        for (int64_t ci = 0; ci < geo.cg; ++ci) {
+          const float* plane = xs + (b * geo.C + g * geo.cg + ci) * geo.in_plane;
+          int64_t k = 0;
+          for (int64_t kd = 0; kd < w3.kernel[0]; ++kd)
+            for (int64_t kh = 0; kh < w3.kernel[1]; ++kh)
+              for (int64_t kw = 0; kw < w3.kernel[2]; ++kw, ++k) {
+                int64_t id = od * w3.stride[0] - w3.pad_begin[0] + kd * w3.dilation[0];
+                int64_t ih = oh * w3.stride[1] - w3.pad_begin[1] + kh * w3.dilation[1];
+                int64_t iw = ow * w3.stride[2] - w3.pad_begin[2] + kw * w3.dilation[2];
+                bool inside = id >= 0 && id < w3.in[0] && ih >= 0 && ih < w3.in[1] && iw >= 0 && iw < w3.in[2];
+                double v = inside ? plane[(id * w3.in[1] + ih) * w3.in[2] + iw] : 0.0;
+                p[static_cast<size_t>(ci * geo.ks + k)] = std::isfinite(v) ? v : 0.0;
+              }
+        }
+        add_patch(g, p.data());
+      }
+    }
+    patches += take;
+  }
+};
+
+// Greedy coordinate descent on E(q) = d^T H d, d = q s - w, each q_k in {floor, ceil}(w_k / s):
+// flip a code to the other side of w_k when that lowers E; sweep until no flip helps. Returns
+// (E at nearest rounding, E after, codes flipped).
+struct ChannelResult {
+  double before = 0, after = 0;
+  int64_t flipped = 0;
+};
+ChannelResult round_channel(const double* H, int64_t K, const double* w, double s, fx::Range r, int64_t* q) {
+  std::vector<double> d(static_cast<size_t>(K)), g(static_cast<size_t>(K), 0.0);
+  for (int64_t k = 0; k < K; ++k) d[k] = static_cast<double>(q[k]) * s - w[k];
+  for (int64_t i = 0; i < K; ++i) {
+    if (d[i] == 0) continue;
+    const double* hi = H + i * K;
+    for (int64_t j = 0; j < K; ++j) g[j] += hi[j] * d[i];
+  }
+  ChannelResult res;
+  for (int64_t k = 0; k < K; ++k) res.before += d[k] * g[k];
+  double E = res.before;
+  std::vector<int64_t> start(q, q + K);
+  for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    bool moved = false;
+    for (int64_t k = 0; k < K; ++k) {
+      double hkk = H[k * K + k];
+      if (hkk <= 0) continue;  // an input this row never sees: keep the nearest code
+      int64_t alt = d[k] > 0 ? q[k] - 1 : q[k] + 1;  // the code on the other side of w_k
+      if (alt < r.lo || alt > r.hi) continue;
+      double delta = static_cast<double>(alt - q[k]) * s;
+      double dE = 2 * delta * g[k] + delta * delta * hkk;
+      if (!(dE < -1e-12 * std::max(E, 1e-300))) continue;
+      const double* hk = H + k * K;
+      for (int64_t j = 0; j < K; ++j) g[j] += hk[j] * delta;
+      d[k] += delta;
+      q[k] = alt;
+      E += dE;
+      moved = true;
+    }
+    if (!moved) break;
+  }
+  res.after = std::max(E, 0.0);
+  for (int64_t k = 0; k < K; ++k) res.flipped += q[k] != start[k];
+  return res;
+}
+
+}  // namespace
+
+void round_weights_adaptively(CompileContext& cx, const CalibrationSource& calib) {
+  std::vector<Target> targets;
+  int64_t too_long = 0, layers = 0, flipped = 0, codes = 0;
+  double db_sum = 0;
+  nlohmann::json per_layer = nlohmann::json::array();
+  auto record = [&](const nlohmann::json& l) {
+    ++layers;
+    flipped += l["codes_changed"].get<int64_t>();
+    codes += l["codes"].get<int64_t>();
+    db_sum += l["weight_error_reduction_db"].get<double>();
+    per_layer.push_back(l);
+  };
+  CalibrationCache* cache = cx.opts.calibration_cache.get();
+  for (QOp& op : cx.prog.ops) {
+    if (!op.is<params::Conv>() && !op.is<params::MatMul>()) continue;
+    params::Weighted& pw = *weighted_params(op.params);
+    auto ow = cx.original_weight.find(op.node.name);
+    if (pw.weight.dtype() != DType::Int8 || ow == cx.original_weight.end() || cx.qdq.weights.count(ow->second)) continue;
+    Target t;
+    t.op = &op;
+    t.input = op.node.inputs[0];
+    t.w = &cx.g.initializers.at(ow->second);
+    t.conv = op.is<params::Conv>();
+    t.N = pw.weight.dim(0);
+    t.K = pw.weight.numel() / t.N;
+    t.groups = t.conv ? op.node.attr_int("group", 1) : 1;
+    t.Kg = t.K;  // a Conv's row is one group's patch (C/g x kernel)
+    if (t.Kg > kMaxRow) {
+      ++too_long;
+      continue;
+    }
+    if (cache) {  // rounded by an earlier compile of this job with the same weight scales
+      auto it = cache->rounded.find(op.node.name);
+      if (it != cache->rounded.end() && it->second.codes.shape() == pw.weight.shape() &&
+          it->second.weight_scale.numel() == pw.weight_scale.numel() &&
+          std::equal(pw.weight_scale.data<double>(), pw.weight_scale.data<double>() + pw.weight_scale.numel(),
+                     it->second.weight_scale.data<double>())) {
+        pw.weight = it->second.codes;
+        record(it->second.report);
+        continue;
+      }
+    }
+    targets.push_back(std::move(t));
+  }
+  size_t samples = std::min(calib.size(), kMaxSamples);
+  std::unique_ptr<Executor> ex;  // only when some layer is not rounded yet
+  if (!targets.empty()) ex = std::make_unique<Executor>(cx.g, fast_float_kernels());
+  for (size_t first = 0; first < targets.size();) {
+    // A chunk of layers whose H fit the memory bound, accumulated in one pass over the samples.
+    size_t last = first;
+    int64_t entries = 0;
+    while (last < targets.size() && (last == first || entries + targets[last].groups * targets[last].Kg * targets[last].Kg <= kChunkDoubles))
+      entries += targets[last].groups * targets[last].Kg * targets[last].Kg, ++last;
+    std::map<std::string, std::vector<Target*>> by_input;
+    for (size_t i = first; i < last; ++i) {
+      targets[i].H.assign(static_cast<size_t>(targets[i].groups * targets[i].Kg * targets[i].Kg), 0.0);
+      by_input[targets[i].input].push_back(&targets[i]);
+    }
+    auto observe = [&](const std::string& name, const Tensor& v) {
+      auto it = by_input.find(name);
+      if (it == by_input.end()) return;
+      for (Target* t : it->second) t->observe(v, samples);
+    };
+    RunOptions ro;
+    ro.threads = default_threads();
+    ro.on_node = [&](const Node& n, const std::vector<Tensor>& outs) {
+      for (size_t i = 0; i < outs.size(); ++i)
+        if (!n.outputs[i].empty()) observe(n.outputs[i], outs[i]);
+    };
+    for (size_t s = 0; s < samples; ++s) {
+      auto sample = with_batch_dim(calib.sample(s), cx.model_inputs);
+      for (const auto& [name, t] : sample) observe(name, t);
+      ex->run(sample, ro);
+    }
+    for (size_t i = first; i < last; ++i) {
+      Target& t = targets[i];
+      if (t.patches == 0) continue;
+      for (int64_t g = 0; g < t.groups; ++g) {  // the lower triangle from the upper
+        double* h = t.H.data() + g * t.Kg * t.Kg;
+        for (int64_t a = 0; a < t.Kg; ++a)
+          for (int64_t b = a + 1; b < t.Kg; ++b) h[b * t.Kg + a] = h[a * t.Kg + b];
+      }
+      params::Weighted& pw = *weighted_params(t.op->params);
+      Tensor qw = pw.weight.clone();  // its own codes (tensors share storage on copy)
+      const double* ws = pw.weight_scale.data<double>();
+      int64_t mg = t.N / t.groups;
+      fx::Range r = fx::range_of(DType::Int8);
+      r.lo = -r.hi;  // weight codes stay symmetric (the nearest codes of (10) never reach -128)
+      std::vector<ChannelResult> res(static_cast<size_t>(t.N));
+      parallel_for(t.N, default_threads(), [&](int64_t c) {
+        std::vector<double> w(static_cast<size_t>(t.K));
+        std::vector<int64_t> q(static_cast<size_t>(t.K));
+        for (int64_t k = 0; k < t.K; ++k) {
+          w[k] = float_weight(*t.op, *t.w, c, k, t.N, t.K);
+          q[k] = static_cast<int64_t>(qw.get_f64(c * t.K + k));
+        }
+        if (!(ws[c] > 0) || !std::isfinite(ws[c])) return;
+        res[c] = round_channel(t.H.data() + (c / mg) * t.Kg * t.Kg, t.K, w.data(), ws[c], r, q.data());
+        for (int64_t k = 0; k < t.K; ++k) qw.set_f64(c * t.K + k, static_cast<double>(q[k]));
+      });
+      double before = 0, after = 0;
+      int64_t f = 0;
+      for (const auto& c : res) before += c.before, after += c.after, f += c.flipped;
+      pw.weight = qw;
+      t.H = {};
+      double db = before > 0 && after > 0 ? 10 * std::log10(before / after) : 0.0;
+      nlohmann::json l = {{"layer", t.op->node.name}, {"codes_changed", f}, {"codes", qw.numel()},
+                          {"patches", t.patches}, {"weight_error_reduction_db", db}};
+      record(l);
+      if (cache) cache->rounded[t.op->node.name] = {pw.weight_scale, qw, l};
+    }
+    first = last;
+  }
+  cx.log_rewrite("adaptive_rounding",
+                 cat("rounded the weights of ", layers, " layer(s) by their output error on ", samples,
+                     " calibration sample(s): ", flipped, " of ", codes, " codes moved off the nearest, weight-rounding "
+                     "error at the layer outputs ", layers ? db_sum / static_cast<double>(layers) : 0.0,
+                     " dB lower on average", too_long ? cat("; ", too_long, " layer(s) with rows over ", kMaxRow,
+                                                              " weights kept nearest rounding") : ""),
+                 nlohmann::json::array());
+  cx.adaptive_rounding = {{"samples", samples}, {"layers", per_layer}};
+}
+
+}  // namespace fixpoint
