@@ -20,6 +20,7 @@ ROWS = {
     "auto-mixed": dict(bits=8, auto_mixed=1.25),
     "range-search": dict(bits=8, range_search=True),
     "adaptive-rounding": dict(bits=8, adaptive_rounding=True),
+    "auto-mixed-adaptive-rounding": dict(bits=8, auto_mixed=1.25, adaptive_rounding=True),
     "range-search-adaptive-rounding": dict(bits=8, range_search=True, adaptive_rounding=True),
     "range-search-no-bias-correction": dict(bits=8, range_search=True, bias_correction=False),
     "symmetric": dict(bits=8, symmetric=True),
