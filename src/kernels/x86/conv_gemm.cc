@@ -641,24 +641,36 @@ void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
       for (int64_t i = 0; i < nr; ++i)
         for (int64_t j = 0; j < N; ++j) yp[(r0 + i) * N + j] = static_cast<T>(rq(rq.bias[j] + sums[i * N + j], j));
     };
-    if (pw.u8) {  // 8-bit codes, int8 weights: one exact u8 x s8 GEMM per chunk of rows
+    if (pw.u8) {  // 8-bit codes, int8 weights: one exact u8 x s8 GEMM per (chunk of rows, block of channels)
       ShiftedCodes xu(x, zp);
       const GemmU8S8Kernel& kern = *pw.u8;
-      parallel_for(chunks, c.threads, [&](int64_t task) {
-        int64_t r0 = task * kPatchChunk, nr = std::min(kPatchChunk, rows - r0), np = round_up(nr, kern.n_align);
+      // Few rows (the OCR recognizer's classifier: 40 rows by 6,625 channels, one chunk) are
+      // split over blocks of channels too, at least 4 tasks per thread while blocks keep 64.
+      const int64_t nblocks = std::clamp<int64_t>((4 * c.threads + chunks - 1) / chunks, 1, std::max<int64_t>(N / 64, 1));
+      const int64_t nb = (N + nblocks - 1) / nblocks;
+      parallel_for(chunks * nblocks, c.threads, [&](int64_t task) {
+        int64_t r0 = task / nblocks * kPatchChunk, nr = std::min(kPatchChunk, rows - r0), np = round_up(nr, kern.n_align);
+        int64_t j0 = task % nblocks * nb, nj = std::min(nb, N - j0);
+        if (nj <= 0) return;
         PatchLayout lay = kern.quads ? PatchLayout::quads(np) : PatchLayout::rows(Kp);
-        std::vector<uint8_t> xr(static_cast<size_t>(np * Kp), 0);
+        uint8_t* xr = task_buffer<uint8_t, __LINE__>(static_cast<size_t>(np * Kp), uint8_t{0});
         for (int64_t i = 0; i < nr; ++i)
-          for (int64_t j = 0; j < K; ++j) xr[static_cast<size_t>(i * lay.q_stride + lay.col(j))] = xu.data[(r0 + i) * K + j];
+          for (int64_t j = 0; j < K; ++j) xr[i * lay.q_stride + lay.col(j)] = xu.data[(r0 + i) * K + j];
         // acc[j][i] (quads: C rows are the weight rows) or acc[i][j] (rows)
-        int64_t sj = kern.quads ? np : 1, si = kern.quads ? 1 : N;
-        std::vector<int32_t> acc(static_cast<size_t>(np * N));
-        kern.run({N, np, Kp, pw.w8.data(), xr.data(), acc.data(), sj, si});
-        std::vector<int32_t> sums(static_cast<size_t>(nr * N));  // [i][j], minus z_u sum w (the zero-point term)
-        for (int64_t i = 0; i < nr; ++i)
-          for (int64_t j = 0; j < N; ++j)
-            sums[i * N + j] = acc[j * sj + i * si] - static_cast<int32_t>(xu.zu * pw.w8_sum[static_cast<size_t>(j)]);
-        store(r0, nr, sums);
+        int64_t sj = kern.quads ? np : 1, si = kern.quads ? 1 : nj;
+        int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(np * nj));
+        kern.run({nj, np, Kp, pw.w8.data() + j0 * Kp, xr, acc, sj, si});
+        // Per channel: its nr sums in a row, (13) on the vector epilogue (requant_store, the
+        // zero-point term folded into the bias), the codes then scattered into the row-major
+        // output (channel fastest). Was the reference's RQ element by element.
+        int32_t* sum = task_buffer<int32_t, __LINE__>(static_cast<size_t>(np));
+        T* codes = task_buffer<T, __LINE__>(static_cast<size_t>(np));
+        for (int64_t jj = 0; jj < nj; ++jj) {
+          int64_t j = j0 + jj;
+          for (int64_t i = 0; i < nr; ++i) sum[i] = acc[jj * sj + i * si];
+          requant_store(rq, pw.requant, j, xu.zu * pw.w8_sum[static_cast<size_t>(j)], sum, nr, codes);
+          for (int64_t i = 0; i < nr; ++i) yp[(r0 + i) * N + j] = codes[i];
+        }
       });
       return;
     }
@@ -730,6 +742,7 @@ qref::QKernelFn find_runtime_kernel(const std::string& kind) {
     if (kind == "lut") return or_reference<lut_fast>;
     if (kind == "avgpool") return or_reference<global_avgpool_fast>;
     if (kind == "concat") return or_reference<concat_fast>;
+    if (kind == "softmax") return or_reference<softmax_fast>;
   }
   return qref::find_integer_kernel(kind);
 }

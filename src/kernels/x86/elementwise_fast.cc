@@ -159,7 +159,31 @@ bool mul_fast(qref::QContext& c) {
     if (!p.wide) return false;
     return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize_wide(a * b, mu, zy, r); });
   }
-  return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize(a * b, mu, zy, r); });
+  // A row whose b is one code (a per-channel scale, as SE blocks' x * HardSigmoid(...)): the
+  // product (a - z_a)(b - z_b) m is (a - z_a) times the integer A = (b - z_b) m, so (13) on it
+  // is (17)'s RSH(a A, n) with B = 0, the Add/Sub AVX2 row (same integers, same rounding).
+  auto fits32 = [](int64_t v) { return v > INT32_MIN && v <= INT32_MAX; };
+  bool vec = (selected_isa() == "avx2" || selected_isa() == "avx512vnni") && mu.n >= 1 && mu.n <= 61 &&
+             fits32(r.lo - zy) && fits32(r.hi - zy) && fits32(zy);
+  auto row = [&](const auto* pf, const auto* pp, bool steps, auto* py, int64_t count, bool full_is_a) -> int64_t {
+    using F = std::remove_cv_t<std::remove_pointer_t<decltype(pf)>>;
+    using P = std::remove_cv_t<std::remove_pointer_t<decltype(pp)>>;
+    using Y = std::remove_pointer_t<decltype(py)>;
+    if constexpr (sizeof(F) > 2 || sizeof(P) > 2 || sizeof(Y) > 2) {
+      return 0;  // (binary_narrow runs 8/16-bit codes only)
+    } else {
+    if (!vec || steps) return 0;
+    int64_t zf = c.in_q[full_is_a ? 0 : 1].zero_point, zp = c.in_q[full_is_a ? 1 : 0].zero_point;
+    int64_t A = (static_cast<int64_t>(*pp) - zp) * mu.m;  // |b - z_b| < 2^16, |m| < 2^31
+    // addsub_row_avx2's bounds: |A| < 2^55 and |a - z_a| |A| < 2^61 (|a - z_a| < 2^bits(F)).
+    if (std::abs(A) >= (int64_t{1} << (61 - 8 * sizeof(F)))) return 0;
+    AddSubOperand of{pf, sizeof(F), std::is_signed_v<F>, static_cast<int32_t>(zf), A, true};
+    AddSubOperand op{pp, sizeof(P), std::is_signed_v<P>, static_cast<int32_t>(zp), 0, false};
+    return addsub_row_avx2(of, op, py, sizeof(Y), count, static_cast<int>(mu.n), static_cast<int32_t>(r.lo - zy),
+                           static_cast<int32_t>(r.hi - zy), static_cast<int32_t>(zy));
+    }
+  };
+  return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize(a * b, mu, zy, r); }, row);
 }
 
 // y[i] = t[x[i] - lo] (20). Restrict pointers: a store of 8-bit codes may alias anything, and

@@ -1,5 +1,6 @@
 // Optimized 8/16-bit Add/Sub, Mul and table lookups (see elementwise_fast.cc),
-// GlobalAveragePool (global_avgpool_fast.cc) and Concat (concat_fast.cc). Each returns false,
+// GlobalAveragePool (global_avgpool_fast.cc), Concat (concat_fast.cc) and Softmax
+// (softmax_fast.cc). Each returns false,
 // leaving the context untouched, when the op is outside the cases it handles.
 #pragma once
 #include "../reference/integer/integer_kernels.h"
@@ -11,5 +12,6 @@ bool mul_fast(qref::QContext& c);
 bool lut_fast(qref::QContext& c);
 bool global_avgpool_fast(qref::QContext& c);
 bool concat_fast(qref::QContext& c);
+bool softmax_fast(qref::QContext& c);
 
 }  // namespace fixpoint::xk

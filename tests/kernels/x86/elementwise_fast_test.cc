@@ -154,6 +154,44 @@ TEST(ElementwiseFast, TableLookupMatchesTheReference) {
   }
 }
 
+// Softmax (23)-(25): rows short and long (the per-row table of the fast path when a row's codes
+// span fewer values than its length, else a division per element), along any axis (inner > 1),
+// opset 13 and the flattening opset 11, 8/16-bit input codes with zero points, codes spread over
+// the whole type or packed into a few dozen values, steps from 1e-3 to 0.5 (tables that reach 0),
+// u8/u16 outputs with Q = q_max or 2^bits (pow2 mode), at 1-3 threads.
+TEST(ElementwiseFast, SoftmaxMatchesTheReference) {
+  for (uint32_t seed = 0; seed < 80; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    test::Case c;
+    Shape s = {pick(1, 3), seed % 3 == 0 ? pick(300, 700) : pick(1, 40), pick(1, 3)};
+    test::set_input(c, s, rng, true);
+    fx::Range rx = fx::range_of(c.qx.type);
+    if (seed % 2)  // packed codes: the table path for 16-bit inputs too
+      for (int64_t i = 0; i < c.x.numel(); ++i) c.x.set_f64(i, static_cast<double>(rx.lo + 1000 % (rx.hi - rx.lo) + pick(0, 40)));
+    c.qx.scale = std::exp(std::uniform_real_distribution<double>(std::log(1e-3), std::log(0.5))(rng));
+    bool u16 = seed % 4 == 1;
+    c.qy = QParams{u16 ? DType::UInt16 : DType::UInt8, 0, 0, true};
+    int64_t Q = fx::range_of(c.qy.type).hi + (seed % 5 == 0 ? 1 : 0);
+    c.qy.scale = 1.0 / static_cast<double>(Q);
+    Tensor table(DType::Int32, {rx.hi - rx.lo + 1});  // (23), as prepare_softmax makes it
+    for (int64_t d = 0; d < table.numel(); ++d)
+      table.data<int32_t>()[d] = static_cast<int32_t>(fx::round_half_up(std::ldexp(std::exp(-c.qx.scale * static_cast<double>(d)), 30)));
+    c.op.params = params::Softmax{table, Q};
+    c.op.node = test::make_node("Softmax", {"x"}, {"y"}, cat("softmax_seed_", seed), {{"axis", Attribute::of_int(1)}});
+    c.op.node.opset = seed % 6 == 5 ? 11 : 13;
+    std::vector<Tensor> want(1);
+    qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1};
+    qref::find_integer_kernel("softmax")(rc);
+    for (int threads : {1, 2, 3}) {
+      std::vector<Tensor> got(1);
+      qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
+      ASSERT_TRUE(xk::softmax_fast(fc));
+      expect_same(want[0], got[0], cat("softmax seed=", seed, " ", shape_str(s), " threads=", threads));
+    }
+  }
+}
+
 // The AVX2 row of (17) on its own, with coefficients up to 2^54 (an 8-bit operand beside a
 // 16-bit one) and L set so that outputs land inside the code range (a saturated output hides
 // errors): every (operand, output) width and signedness, broadcast rows, zero points.
