@@ -325,6 +325,18 @@ TransposeRows pack_transpose_rows(const params::ConvTranspose& p) {
   return t;
 }
 
+namespace {
+// out[i s] = codes[i] for i < n (restrict: 8-bit stores may alias anything, and the loop kept a
+// division per element before: i % W, 5.5 ms of the OCR detector's 46).
+template <typename T>
+void scatter_strided(T* __restrict out, const T* __restrict codes, int64_t n, int64_t s) {
+  if (s == 2)
+    for (int64_t i = 0; i < n; ++i) out[2 * i] = codes[i];
+  else
+    for (int64_t i = 0; i < n; ++i) out[i * s] = codes[i];
+}
+}  // namespace
+
 bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, const RequantFns& fns,
                              const TransposeRows* rows_at_load) {
   const QOp& op = c.op;
@@ -382,8 +394,8 @@ bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, cons
         // Input pixel (ih, iw) lands on output (ih s_h + kh, iw s_w + kw).
         for (int64_t q = p0; q < p0 + nq;) {
           int64_t ih = q / W, end = std::min(p0 + nq, (ih + 1) * W);
-          T* out = yp + ((b * t.M + m) * OH + ih * t.s[1] + kh) * OW + kw;
-          for (int64_t i = q; i < end; ++i) out[(i % W) * t.s[2]] = codes[i - p0];
+          T* out = yp + ((b * t.M + m) * OH + ih * t.s[1] + kh) * OW + kw + (q - ih * W) * t.s[2];
+          scatter_strided(out, codes + (q - p0), end - q, t.s[2]);
           q = end;
         }
       }
