@@ -110,9 +110,10 @@ class BinaryF32 final : public PreparedKernel {
     const Tensor& b = c.in(1);
     if (a.dtype() != DType::Float32 || b.dtype() != DType::Float32) return false;
     if (c.node.opset < 7 && c.node.attr_int("broadcast", 0)) return false;
+    const int threads = kElementwiseThreads;
     if (a.shape() == b.shape()) {
       Tensor& y = c.output(0, DType::Float32, a.shape(), false);
-      run_same<op>(a.data<float>(), b.data<float>(), y.data<float>(), a.numel(), c.threads);
+      run_same<op>(a.data<float>(), b.data<float>(), y.data<float>(), a.numel(), threads);
       return true;
     }
     int64_t outer, mid, inner;
@@ -122,7 +123,7 @@ class BinaryF32 final : public PreparedKernel {
     const Tensor& part = b_part ? b : a;
     if (full.numel() == 0) return false;
     Tensor& y = c.output(0, DType::Float32, full.shape(), false);
-    run_block<op>(full.data<float>(), part.data<float>(), y.data<float>(), outer, mid, inner, !b_part, c.threads);
+    run_block<op>(full.data<float>(), part.data<float>(), y.data<float>(), outer, mid, inner, !b_part, threads);
     return true;
   }
 };

@@ -28,7 +28,15 @@ std::unique_ptr<PreparedKernel> prepare_matmul_f32(const Node& n, const Graph& g
 std::unique_ptr<PreparedKernel> prepare_gemm_f32(const Node& n, const Graph& g, const F32Kernels* k);
 // MaxPool on float32 and on 8/16-bit integer codes (maxpool_fast.cc; also a program's Move ops).
 std::unique_ptr<PreparedKernel> prepare_maxpool_fast(const Node& n, const Graph& g);
+// Threads of the memory-bound elementwise float ops (Add, Sub, Mul, Div, Relu, Clip): one. On the
+// 2-core machines this project is measured on, the same ops split over two threads ran up to 2x
+// slower than on one inside a 2-thread run (OCR det float: Mul 14.4 -> 8.8 ms, Clip 5.1 -> 2.3 ms
+// per run on one thread; ResNet-18, whose tensors fit in L2, unchanged overall; docs/performance.md).
+// Their loops still take a thread count (tests check that any split gives the same bits).
+constexpr int kElementwiseThreads = 1;
 // Add, Sub, Mul, Div (elementwise_f32.cc).
 void register_elementwise_f32(KernelRegistry& r);
+// Relu, Sigmoid, Clip (unary_f32.cc).
+void register_unary_f32(KernelRegistry& r);
 
 }  // namespace fixpoint::fk

@@ -2,6 +2,7 @@
 // Float16/bfloat16 compute in float; float32 in float; float64 in double.
 #include "common.h"
 #include "registry.h"
+#include "unary_ops.h"
 
 namespace fixpoint::ref {
 namespace {
@@ -38,17 +39,8 @@ void k_sqrt(KernelContext& c) { unary<false>(c, [](auto x) { return std::sqrt(x)
 void k_erf(KernelContext& c) { unary<false>(c, [](auto x) { return std::erf(x); }); }
 void k_tanh(KernelContext& c) { unary<false>(c, [](auto x) { return std::tanh(x); }); }
 void k_reciprocal(KernelContext& c) { unary<false>(c, [](auto x) { return decltype(x)(1) / x; }); }
-// Written so that NaN passes through (as in ONNX Runtime): only x < 0 is replaced.
-void k_relu(KernelContext& c) { unary<true>(c, [](auto x) { return x < zero_of(x) ? zero_of(x) : x; }); }
-void k_sigmoid(KernelContext& c) {
-  // Written so that neither branch overflows exp().
-  unary<false>(c, [](auto x) {
-    using C = decltype(x);
-    if (x >= 0) return C(1) / (C(1) + std::exp(-x));
-    C e = std::exp(x);
-    return e / (C(1) + e);
-  });
-}
+void k_relu(KernelContext& c) { unary<true>(c, ReluOp{}); }
+void k_sigmoid(KernelContext& c) { unary<false>(c, SigmoidOp{}); }
 void k_softplus(KernelContext& c) {
   // ln(exp(x) + 1) computed stably: max(x, 0) + log1p(exp(-|x|)).
   unary<false>(c, [](auto x) {

@@ -1,0 +1,70 @@
+// Relu, Sigmoid and Clip on float32, on the fast path: the reference's per-element definitions
+// (src/kernels/reference/unary_ops.h, so the same bits by construction) in vectorizable loops
+// over chunks of the tensor. Sigmoid (an exp per element) splits the chunks between threads;
+// Relu and Clip, bound by memory, run on kElementwiseThreads (fast_float_ops.h).
+#include <algorithm>
+
+#include "../reference/unary_ops.h"
+#include "fast_float_ops.h"
+#include "fixpoint/parallel.h"
+
+namespace fixpoint::fk {
+namespace {
+
+constexpr int64_t kChunk = 16384;  // elements per task (independent: any split, the same bits)
+
+template <typename F>
+void map_f32(const float* __restrict x, float* __restrict y, int64_t n, int threads, F f) {
+  parallel_for((n + kChunk - 1) / kChunk, threads, [&](int64_t t) {
+    const int64_t lo = t * kChunk, hi = std::min(n, lo + kChunk);
+    for (int64_t i = lo; i < hi; ++i) y[i] = f(x[i]);
+  });
+}
+
+struct Relu : ref::ReluOp {
+  static constexpr bool kMemoryBound = true;
+};
+struct Sigmoid : ref::SigmoidOp {
+  static constexpr bool kMemoryBound = false;
+};
+
+template <typename Op>
+class UnaryF32 final : public PreparedKernel {
+ public:
+  bool run(KernelContext& c) const override {
+    const Tensor& x = c.in(0);
+    if (x.dtype() != DType::Float32) return false;
+    Tensor& y = c.output(0, DType::Float32, x.shape(), false);  // every element written
+    map_f32(x.data<float>(), y.data<float>(), x.numel(), Op::kMemoryBound ? kElementwiseThreads : c.threads, Op{});
+    return true;
+  }
+};
+
+class ClipF32 final : public PreparedKernel {
+ public:
+  bool run(KernelContext& c) const override {
+    const Tensor& x = c.in(0);
+    if (x.dtype() != DType::Float32) return false;
+    float lo, hi;
+    ref::clip_bounds<float>(c, lo, hi);
+    Tensor& y = c.output(0, DType::Float32, x.shape(), false);
+    map_f32(x.data<float>(), y.data<float>(), x.numel(), kElementwiseThreads, [lo, hi](float v) { return ref::clip_value(v, lo, hi); });
+    return true;
+  }
+};
+
+}  // namespace
+
+void register_unary_f32(KernelRegistry& r) {
+  r.add_prepared("Relu", [](const Node&, const Graph&) -> std::unique_ptr<PreparedKernel> {
+    return std::make_unique<UnaryF32<Relu>>();
+  });
+  r.add_prepared("Sigmoid", [](const Node&, const Graph&) -> std::unique_ptr<PreparedKernel> {
+    return std::make_unique<UnaryF32<Sigmoid>>();
+  });
+  r.add_prepared("Clip", [](const Node&, const Graph&) -> std::unique_ptr<PreparedKernel> {
+    return std::make_unique<ClipF32>();
+  });
+}
+
+}  // namespace fixpoint::fk
