@@ -38,5 +38,7 @@ constexpr int kElementwiseThreads = 1;
 void register_elementwise_f32(KernelRegistry& r);
 // Relu, Sigmoid, Clip (unary_f32.cc).
 void register_unary_f32(KernelRegistry& r);
+// Softmax, LogSoftmax (softmax_f32.cc).
+void register_softmax_f32(KernelRegistry& r);
 
 }  // namespace fixpoint::fk

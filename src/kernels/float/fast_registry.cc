@@ -24,6 +24,7 @@ const KernelRegistry& fast_float_kernels() {
       k.add_prepared("MaxPool", fk::prepare_maxpool_fast);
       fk::register_elementwise_f32(k);
       fk::register_unary_f32(k);
+      fk::register_softmax_f32(k);
     }
     return k;
   }();

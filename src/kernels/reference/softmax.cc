@@ -2,6 +2,7 @@
 // [prod(dims < axis), prod(dims >= axis)] (default axis 1) and each row normalized.
 #include "common.h"
 #include "registry.h"
+#include "softmax_row.h"
 
 namespace fixpoint::ref {
 namespace {
@@ -15,21 +16,13 @@ void softmax(KernelContext& c) {
   Tensor& y = c.output(0, x.dtype(), x.shape());
   dispatch_float(x.dtype(), n, [&](auto tag) {
     using T = decltype(tag);
-    using Nm = Num<T>;
-    using A = typename Nm::C;
     const T* px = x.data<T>();
     T* py = y.data<T>();
+    std::vector<typename Num<T>::C> e(static_cast<size_t>(len));
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t i = 0; i < inner; ++i) {
         const int64_t base = o * len * inner + i;
-        A mx = -std::numeric_limits<A>::infinity();
-        for (int64_t j = 0; j < len; ++j) mx = std::max(mx, Nm::load(px[base + j * inner]));
-        A sum = 0;
-        for (int64_t j = 0; j < len; ++j) sum += std::exp(Nm::load(px[base + j * inner]) - mx);
-        for (int64_t j = 0; j < len; ++j) {
-          A v = Nm::load(px[base + j * inner]) - mx;
-          py[base + j * inner] = Nm::store(Log ? v - std::log(sum) : std::exp(v) / sum);
-        }
+        softmax_row<Log>(px + base, py + base, len, inner, e.data());
       }
   });
 }

@@ -424,6 +424,42 @@ TEST(FastFloat, UnaryOpsGiveTheReferenceBits) {
   }
 }
 
+// Softmax and LogSoftmax: the reference's bits along any axis (inner > 1), opset 13 and the
+// flattening opset 11, with NaNs, infinities and signed zeros in some rows, at 1-3 threads.
+TEST(FastFloat, SoftmaxGivesTheReferenceBits) {
+  KernelRegistry r;
+  fk::register_softmax_f32(r);
+  uint32_t base = seed_base(8000);
+  const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, std::nanf(""), 80.0f, -80.0f};
+  for (uint32_t seed = base; seed < base + 40; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    Node n;
+    n.name = cat("softmax_seed_", seed);
+    n.op_type = seed % 2 ? "Softmax" : "LogSoftmax";
+    n.inputs = {"x"};
+    n.outputs = {"y"};
+    n.opset = seed % 5 == 0 ? 11 : 13;
+    n.attrs["axis"] = Attribute::of_int(pick(0, 2));
+    Tensor x = random_tensor(rng, {pick(1, 4), seed % 3 ? pick(1, 9) : pick(500, 7000), pick(1, 3)});
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      x.data<float>()[i] *= 10.0f;
+      if (pick(0, 199) == 0) x.data<float>()[i] = special[pick(0, 6)];
+    }
+    std::vector<const Tensor*> ins = {&x};
+    Tensor ref = run_node(n, ins).at(0);
+    auto k = r.find_prepared(n.op_type, "")(n, Graph{});
+    for (int threads : {1, 2, 3}) {
+      std::vector<Tensor> outs(1);
+      KernelContext ctx(n, ins, outs, nullptr);
+      ctx.threads = threads;
+      ASSERT_TRUE(k->run(ctx)) << n.name;
+      ASSERT_EQ(std::memcmp(outs[0].raw(), ref.raw(), ref.nbytes()), 0)
+          << n.name << " threads " << threads << " (FIXPOINT_TEST_SEED=" << seed << ")";
+    }
+  }
+}
+
 // The executor uses a prepared kernel where the registry has one and the reference elsewhere;
 // a kernel that declines (here: float64) falls back to the reference.
 TEST(FastFloat, ExecutorFallsBackWhereThePreparedKernelDeclines) {
