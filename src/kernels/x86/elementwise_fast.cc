@@ -14,6 +14,10 @@
 namespace fixpoint::xk {
 namespace {
 
+// The (17) row of this process's ISA: AVX-512F on avx512vnni, else AVX2 (callers check that the
+// ISA is one of the two).
+AddSubRowFn addsub_row() { return selected_isa() == "avx512vnni" ? addsub_row_avx512 : addsub_row_avx2; }
+
 // Elements per task of the elementwise loops (each element is independent: any split gives the
 // same codes).
 constexpr int64_t kChunk = 1 << 14;
@@ -139,7 +143,7 @@ bool addsub_fast(qref::QContext& c) {
     int64_t zf = c.in_q[full_is_a ? 0 : 1].zero_point, zp = c.in_q[full_is_a ? 1 : 0].zero_point;
     AddSubOperand of{pf, sizeof(F), std::is_signed_v<F>, static_cast<int32_t>(zf), full_is_a ? A : B, true};
     AddSubOperand op{pp, sizeof(P), std::is_signed_v<P>, static_cast<int32_t>(zp), full_is_a ? B : A, steps};
-    return addsub_row_avx2(of, op, py, sizeof(Y), count, L, static_cast<int32_t>(r.lo - zy), static_cast<int32_t>(r.hi - zy),
+    return addsub_row()(of, op, py, sizeof(Y), count, L, static_cast<int32_t>(r.lo - zy), static_cast<int32_t>(r.hi - zy),
                            static_cast<int32_t>(zy));
   };
   return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::sat(fx::rsh(a * A + b * B, L) + zy, r); }, row);
@@ -179,7 +183,7 @@ bool mul_fast(qref::QContext& c) {
     if (std::abs(A) >= (int64_t{1} << (61 - 8 * sizeof(F)))) return 0;
     AddSubOperand of{pf, sizeof(F), std::is_signed_v<F>, static_cast<int32_t>(zf), A, true};
     AddSubOperand op{pp, sizeof(P), std::is_signed_v<P>, static_cast<int32_t>(zp), 0, false};
-    return addsub_row_avx2(of, op, py, sizeof(Y), count, static_cast<int>(mu.n), static_cast<int32_t>(r.lo - zy),
+    return addsub_row()(of, op, py, sizeof(Y), count, static_cast<int>(mu.n), static_cast<int32_t>(r.lo - zy),
                            static_cast<int32_t>(r.hi - zy), static_cast<int32_t>(zy));
     }
   };

@@ -192,15 +192,24 @@ TEST(ElementwiseFast, SoftmaxMatchesTheReference) {
   }
 }
 
-// The AVX2 row of (17) on its own, with coefficients up to 2^54 (an 8-bit operand beside a
-// 16-bit one) and L set so that outputs land inside the code range (a saturated output hides
-// errors): every (operand, output) width and signedness, broadcast rows, zero points.
+// The AVX2 and AVX-512 rows of (17) on their own, with coefficients up to 2^54 (an 8-bit operand
+// beside a 16-bit one) and L set so that outputs land inside the code range (a saturated output
+// hides errors): every (operand, output) width and signedness, broadcast rows, zero points.
 TEST(ElementwiseFast, AddSubRowMatchesTheFormulaOnLargeCoefficients) {
-  if (!cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
+  struct Row {
+    const char* isa;
+    xk::AddSubRowFn fn;
+    int64_t step;
+  };
+  std::vector<Row> rows;
+  if (cpu_supports("avx2")) rows.push_back({"avx2", xk::addsub_row_avx2, 8});
+  if (cpu_supports("avx512vnni")) rows.push_back({"avx512", xk::addsub_row_avx512, 16});
+  if (rows.empty()) GTEST_SKIP() << "no AVX2";
+  for (const Row& row : rows)
   for (uint32_t seed = 0; seed < 400; ++seed) {
     std::mt19937_64 rng(seed);
     auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-    int64_t count = pick(8, 70);
+    int64_t count = pick(8, 100);
     struct Op {
       std::vector<uint8_t> bytes;
       xk::AddSubOperand o;
@@ -229,16 +238,16 @@ TEST(ElementwiseFast, AddSubRowMatchesTheFormulaOnLargeCoefficients) {
     int L = 1;
     while ((bound >> L) > (yhi - ylo) / 2 && L < 61) ++L;  // outputs mostly inside the range
     std::vector<uint8_t> y(static_cast<size_t>(count * yb));
-    int64_t done = xk::addsub_row_avx2(ops[0].o, ops[1].o, y.data(), yb, count, L, static_cast<int32_t>(ylo - zy),
-                                       static_cast<int32_t>(yhi - zy), static_cast<int32_t>(zy));
-    ASSERT_EQ(done, count / 8 * 8);
+    int64_t done = row.fn(ops[0].o, ops[1].o, y.data(), yb, count, L, static_cast<int32_t>(ylo - zy),
+                          static_cast<int32_t>(yhi - zy), static_cast<int32_t>(zy));
+    ASSERT_EQ(done, count / row.step * row.step) << row.isa;
     for (int64_t i = 0; i < done; ++i) {
       int64_t s = ops[0].v[static_cast<size_t>(ops[0].o.step ? i : 0)] * ops[0].o.coef +
                   ops[1].v[static_cast<size_t>(ops[1].o.step ? i : 0)] * ops[1].o.coef;
       int64_t want = fx::sat(fx::rsh(s, L) + zy, {ylo, yhi});
       int64_t got = yb == 1 ? (ysgn ? int64_t{int8_t(y[i])} : int64_t{y[i]})
                             : (ysgn ? int64_t{int16_t(y[2 * i] | y[2 * i + 1] << 8)} : int64_t{uint16_t(y[2 * i] | y[2 * i + 1] << 8)});
-      ASSERT_EQ(want, got) << "seed=" << seed << " i=" << i << " L=" << L;
+      ASSERT_EQ(want, got) << row.isa << " seed=" << seed << " i=" << i << " L=" << L;
     }
   }
 }
