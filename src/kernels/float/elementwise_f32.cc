@@ -128,18 +128,13 @@ class BinaryF32 final : public PreparedKernel {
   }
 };
 
-template <BinOp op>
-std::unique_ptr<PreparedKernel> prepare(const Node&, const Graph&) {
-  return std::make_unique<BinaryF32<op>>();
-}
-
 }  // namespace
 
 void register_elementwise_f32(KernelRegistry& r) {
-  r.add_prepared("Add", prepare<BinOp::kAdd>);
-  r.add_prepared("Sub", prepare<BinOp::kSub>);
-  r.add_prepared("Mul", prepare<BinOp::kMul>);
-  r.add_prepared("Div", prepare<BinOp::kDiv>);
+  r.add_prepared("Add", prepare_stateless<BinaryF32<BinOp::kAdd>>);
+  r.add_prepared("Sub", prepare_stateless<BinaryF32<BinOp::kSub>>);
+  r.add_prepared("Mul", prepare_stateless<BinaryF32<BinOp::kMul>>);
+  r.add_prepared("Div", prepare_stateless<BinaryF32<BinOp::kDiv>>);
 }
 
 }  // namespace fixpoint::fk

@@ -19,6 +19,12 @@ void pack_b_panels(const float* b, int64_t K, int64_t N, int64_t ks, int64_t js,
 void pointwise_rows(const float* x, int64_t K, int64_t stride, int64_t p, int64_t nr, int64_t NR, const float** rows,
                     float* pack);
 
+// A PrepareKernelFn for kernels that keep nothing per node (element-wise, Softmax).
+template <class K>
+std::unique_ptr<PreparedKernel> prepare_stateless(const Node&, const Graph&) {
+  return std::make_unique<K>();
+}
+
 // Prepared kernels on microkernel table k (the registry passes selected_f32_kernels(); tests pass
 // every table this CPU has). nullptr: the node is not one they handle.
 struct F32Kernels;

@@ -69,14 +69,7 @@ class MaxPoolFast final : public PreparedKernel {
                   xr = parity.data() + ((cr.off & 1) * rows + irow) * half_w + (cr.off >> 1);
                   step = 1;
                 }
-                if constexpr (std::is_floating_point_v<T>) {
-                  for (int64_t ow = cr.lo; ow < cr.hi; ++ow) {
-                    T v = xr[ow * step], b = yr[ow];
-                    yr[ow] = (v > b || (v != v && b == b)) ? v : b;
-                  }
-                } else {
-                  for (int64_t ow = cr.lo; ow < cr.hi; ++ow) yr[ow] = std::max(yr[ow], xr[ow * step]);
-                }
+                for (int64_t ow = cr.lo; ow < cr.hi; ++ow) yr[ow] = keep(yr[ow], xr[ow * step]);
               });
       });
     };

@@ -32,12 +32,8 @@ class SoftmaxF32 final : public PreparedKernel {
 }  // namespace
 
 void register_softmax_f32(KernelRegistry& r) {
-  r.add_prepared("Softmax", [](const Node&, const Graph&) -> std::unique_ptr<PreparedKernel> {
-    return std::make_unique<SoftmaxF32<false>>();
-  });
-  r.add_prepared("LogSoftmax", [](const Node&, const Graph&) -> std::unique_ptr<PreparedKernel> {
-    return std::make_unique<SoftmaxF32<true>>();
-  });
+  r.add_prepared("Softmax", prepare_stateless<SoftmaxF32<false>>);
+  r.add_prepared("LogSoftmax", prepare_stateless<SoftmaxF32<true>>);
 }
 
 }  // namespace fixpoint::fk

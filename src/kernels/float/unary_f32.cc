@@ -56,15 +56,9 @@ class ClipF32 final : public PreparedKernel {
 }  // namespace
 
 void register_unary_f32(KernelRegistry& r) {
-  r.add_prepared("Relu", [](const Node&, const Graph&) -> std::unique_ptr<PreparedKernel> {
-    return std::make_unique<UnaryF32<Relu>>();
-  });
-  r.add_prepared("Sigmoid", [](const Node&, const Graph&) -> std::unique_ptr<PreparedKernel> {
-    return std::make_unique<UnaryF32<Sigmoid>>();
-  });
-  r.add_prepared("Clip", [](const Node&, const Graph&) -> std::unique_ptr<PreparedKernel> {
-    return std::make_unique<ClipF32>();
-  });
+  r.add_prepared("Relu", prepare_stateless<UnaryF32<Relu>>);
+  r.add_prepared("Sigmoid", prepare_stateless<UnaryF32<Sigmoid>>);
+  r.add_prepared("Clip", prepare_stateless<ClipF32>);
 }
 
 }  // namespace fixpoint::fk

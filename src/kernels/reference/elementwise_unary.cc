@@ -22,8 +22,6 @@ void unary(KernelContext& ctx, F f) {
   else dispatch_float(x.dtype(), ctx.node, body);
 }
 
-template <typename C> C zero_of(C) { return C(0); }
-
 void k_abs(KernelContext& c) {
   unary<true>(c, [](auto x) -> decltype(x) {
     if constexpr (std::is_unsigned_v<decltype(x)>) return x;

@@ -12,6 +12,9 @@
 #include "fixpoint/parallel.h"
 
 namespace fixpoint::xk {
+
+bool narrow(DType t) { return t == DType::Int8 || t == DType::UInt8 || t == DType::Int16 || t == DType::UInt16; }
+
 namespace {
 
 // The (17) row of this process's ISA: AVX-512F on avx512vnni, else AVX2 (callers check that the
@@ -22,8 +25,6 @@ AddSubRowFn addsub_row() { return selected_isa() == "avx512vnni" ? addsub_row_av
 // same codes).
 constexpr int64_t kChunk = 1 << 14;
 
-// 8- and 16-bit codes: |q - z| < 2^16, which keeps every product below in int64.
-bool narrow(DType t) { return t == DType::Int8 || t == DType::UInt8 || t == DType::Int16 || t == DType::UInt16; }
 
 // Operand b (right-aligned against the output) is 1 everywhere except one contiguous run of
 // dims equal to the output's: then b's element for output o is (o / inner) % span. Covers equal

@@ -7,6 +7,9 @@
 
 namespace fixpoint::xk {
 
+// 8- and 16-bit codes (|q - z| < 2^16, which keeps the fast paths' products in int64).
+bool narrow(DType t);
+
 bool addsub_fast(qref::QContext& c);
 bool mul_fast(qref::QContext& c);
 bool lut_fast(qref::QContext& c);

@@ -20,9 +20,6 @@ namespace fixpoint::xk {
 
 bool softmax_fast(qref::QContext& c) {
   const Tensor& x = *c.in[0];
-  auto narrow = [](DType t) {
-    return t == DType::Int8 || t == DType::UInt8 || t == DType::Int16 || t == DType::UInt16;
-  };
   const auto& p = c.op.as<params::Softmax>();
   if (!narrow(x.dtype()) || !narrow(c.out_q[0].type) || p.exp_table.dtype() != DType::Int32) return false;
   const ref::SoftmaxRows rw = ref::softmax_rows(c.op.node, x.shape());

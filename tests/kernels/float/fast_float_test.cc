@@ -372,6 +372,23 @@ TEST(FastFloat, ElementwiseGivesTheReferenceBits) {
   EXPECT_GT(taken, 200);
 }
 
+// The registry's prepared kernel for n gives the reference kernel's bytes (shape and every byte)
+// at 1, 2 and 3 threads.
+void expect_reference_bytes(const KernelRegistry& r, const Node& n, const std::vector<const Tensor*>& ins,
+                            uint32_t seed) {
+  Tensor ref = run_node(n, ins).at(0);
+  auto k = r.find_prepared(n.op_type, "")(n, Graph{});
+  for (int threads : {1, 2, 3}) {
+    std::vector<Tensor> outs(1);
+    KernelContext ctx(n, ins, outs, nullptr);
+    ctx.threads = threads;
+    ASSERT_TRUE(k->run(ctx)) << n.name;
+    ASSERT_TRUE(outs[0].shape() == ref.shape()) << n.name;
+    ASSERT_EQ(std::memcmp(outs[0].raw(), ref.raw(), ref.nbytes()), 0)
+        << n.name << " threads " << threads << " (FIXPOINT_TEST_SEED=" << seed << ")";
+  }
+}
+
 // Relu, Sigmoid, Clip: the reference's bits on tensors of up to several 16384-element tasks at
 // 1-3 threads, with NaNs, signed zeros, infinities and values past exp()'s range; Clip with the
 // opset-6 attributes and the opset-13 inputs (either bound absent).
@@ -410,17 +427,7 @@ TEST(FastFloat, UnaryOpsGiveTheReferenceBits) {
         ins = {&x, has_lo ? &lo : nullptr, has_hi ? &hi : nullptr};
       }
     }
-    Tensor ref = run_node(n, ins).at(0);
-    auto k = r.find_prepared(n.op_type, "")(n, Graph{});
-    for (int threads : {1, 2, 3}) {
-      std::vector<Tensor> outs(1);
-      KernelContext ctx(n, ins, outs, nullptr);
-      ctx.threads = threads;
-      ASSERT_TRUE(k->run(ctx)) << n.name;
-      ASSERT_TRUE(outs[0].shape() == ref.shape()) << n.name;
-      ASSERT_EQ(std::memcmp(outs[0].raw(), ref.raw(), ref.nbytes()), 0)
-          << n.name << " threads " << threads << " (FIXPOINT_TEST_SEED=" << seed << ")";
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_reference_bytes(r, n, ins, seed));
   }
 }
 
@@ -447,16 +454,7 @@ TEST(FastFloat, SoftmaxGivesTheReferenceBits) {
       if (pick(0, 199) == 0) x.data<float>()[i] = special[pick(0, 6)];
     }
     std::vector<const Tensor*> ins = {&x};
-    Tensor ref = run_node(n, ins).at(0);
-    auto k = r.find_prepared(n.op_type, "")(n, Graph{});
-    for (int threads : {1, 2, 3}) {
-      std::vector<Tensor> outs(1);
-      KernelContext ctx(n, ins, outs, nullptr);
-      ctx.threads = threads;
-      ASSERT_TRUE(k->run(ctx)) << n.name;
-      ASSERT_EQ(std::memcmp(outs[0].raw(), ref.raw(), ref.nbytes()), 0)
-          << n.name << " threads " << threads << " (FIXPOINT_TEST_SEED=" << seed << ")";
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_reference_bytes(r, n, ins, seed));
   }
 }
 
