@@ -48,9 +48,14 @@ void inspect_program_dir(const InspectArgs& a) {
 }
 
 std::string with_commas(int64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = static_cast<int>(s.size()) - 3; i > (v < 0 ? 1 : 0); i -= 3) s.insert(static_cast<size_t>(i), ",");
-  return s;
+  std::string s = std::to_string(v);  // appended, not inserted: g++ 12 warns on string::insert (-Wrestrict)
+  size_t sign = v < 0 ? 1 : 0, n = s.size() - sign;
+  std::string out = s.substr(0, sign);
+  for (size_t i = 0; i < n; ++i) {
+    if (i > 0 && (n - i) % 3 == 0) out += ',';
+    out += s[sign + i];
+  }
+  return out;
 }
 
 void run_inspect(const InspectArgs& a) {

@@ -64,6 +64,7 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
     if (base.progress) base.progress(s);
   };
   CompileOptions o = base;
+  const Graph model = import_for_compile(model_path, base.shapes);  // read and parsed once
   o.bits16.clear();
   o.bits8.clear();
   o.calibration_cache = make_calibration_cache();
@@ -75,7 +76,7 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
     c.bits8 = std::move(b8);
     if (calibrated) c.progress = {};
     calibrated = calibrated || bits != 32;
-    return compile_model(model_path, c, bits == 32 ? nullptr : &calib).program;
+    return compile_imported(model, model_path, c, bits == 32 ? nullptr : &calib).program;
   };
   Program p8 = compile(8, {}, {});
   OutputSets ref = run_program(compile(32, {}, {}), inputs, so.threads);
@@ -96,33 +97,54 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
   r["metric"] = snr ? "snr_db" : so.metric_fn ? so.metric_name : so.metric;
   if (so.metric_fn) r["float"] = so.metric_fn(ref, ref);
   if (exe) r["float"] = run_metric(so.metric, work / "float", work / "float");
+  Program p16 = compile(16, {}, {});
   double all8 = score(p8);
-  double all16 = score(compile(16, {}, {}));
+  double all16 = score(p16);
   r["all_8bit"] = all8;
   r["all_16bit"] = all16;
   progress(cat("analyze: all 8-bit ", all8, ", all 16-bit ", all16, snr ? " dB" : ""));
 
-  // Candidates: the program's fixed-point layers (data movement follows its input's width).
-  std::vector<const QOp*> cands;
-  for (const auto& op : p8.ops)
-    if (!op.is<params::Float>() && !op.is<params::Move>() && !op.node.name.empty() &&
-        (so.layers.empty() || layer_matches_any(so.layers, op.node)))
-      cands.push_back(&op);
+  // Candidates: the fixed-point layers (data movement follows its input's width) of the 8-bit
+  // program, measured alone at 16 bits, and of the 16-bit program, measured alone at 8 bits. The
+  // two lists differ where a pass runs only at one width (split_concat_conv's parts exist only in
+  // the 8-bit program); such a layer has one measure, and null for the other.
+  auto layers_of = [&](const Program& p) {
+    std::vector<const QOp*> v;
+    for (const auto& op : p.ops)
+      if (!op.is<params::Float>() && !op.is<params::Move>() && !op.node.name.empty() &&
+          (so.layers.empty() || layer_matches_any(so.layers, op.node)))
+        v.push_back(&op);
+    return v;
+  };
+  std::vector<const QOp*> in8 = layers_of(p8), in16 = layers_of(p16), cands = in8;
+  auto named = [](const std::vector<const QOp*>& v, const std::string& name) {
+    return std::any_of(v.begin(), v.end(), [&](const QOp* op) { return op->node.name == name; });
+  };
+  for (const QOp* op : in16)
+    if (!named(in8, op->node.name)) cands.push_back(op);
   FP_CHECK(!cands.empty(), "analyze: no fixed-point layer", so.layers.empty() ? "" : " matches --layers");
   json layers = json::array();
   for (size_t i = 0; i < cands.size(); ++i) {
     const Node& n = cands[i]->node;
-    double alone8 = score(compile(16, {}, {n.name}));
-    double alone16 = score(compile(8, {n.name}, {}));
-    layers.push_back({{"name", n.name}, {"op", n.op_type}, {"fused", cands[i]->fused},
-                      {"alone_8bit", alone8}, {"alone_16bit", alone16},
-                      {"cost_at_8bit", all16 - alone8}, {"gain_at_16bit", alone16 - all8}});
-    progress(cat("analyze: layer ", i + 1, "/", cands.size(), " ", n.name, ": alone at 8 bits ", alone8,
-                 ", alone at 16 bits ", alone16));
+    json alone8 = nullptr, alone16 = nullptr, cost8 = nullptr, gain16 = nullptr;
+    if (named(in16, n.name)) {
+      alone8 = score(compile(16, {}, {n.name}));
+      cost8 = all16 - alone8.get<double>();
+    }
+    if (named(in8, n.name)) {
+      alone16 = score(compile(8, {n.name}, {}));
+      gain16 = alone16.get<double>() - all8;
+    }
+    layers.push_back({{"name", n.name}, {"op", n.op_type}, {"fused", cands[i]->fused}, {"alone_8bit", alone8},
+                      {"alone_16bit", alone16}, {"cost_at_8bit", cost8}, {"gain_at_16bit", gain16}});
+    auto shown = [](const json& v) { return v.is_null() ? std::string("-") : cat(v.get<double>()); };
+    progress(cat("analyze: layer ", i + 1, "/", cands.size(), " ", n.name, ": alone at 8 bits ", shown(alone8),
+                 ", alone at 16 bits ", shown(alone16)));
   }
   auto ranking = [&](const char* key) {
-    std::vector<size_t> idx(layers.size());
-    for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    std::vector<size_t> idx;  // the layers that have this measure
+    for (size_t i = 0; i < layers.size(); ++i)
+      if (!layers[i][key].is_null()) idx.push_back(i);
     std::stable_sort(idx.begin(), idx.end(),
                      [&](size_t a, size_t b) { return layers[a][key].get<double>() > layers[b][key].get<double>(); });
     json names = json::array();
@@ -154,10 +176,15 @@ std::string sensitivity_table(const json& a, size_t rows) {
     if (k++ >= rows) break;
     const json& l = by_name[name.get<std::string>()];
     s << std::left << std::setw(5) << k << std::setw(40) << l["name"].get<std::string>().substr(0, 39) << std::setw(20)
-      << l["op"].get<std::string>() << std::right << std::setw(14) << l["gain_at_16bit"].get<double>() << std::setw(14)
-      << l["cost_at_8bit"].get<double>() << "\n";
+      << l["op"].get<std::string>() << std::right << std::setw(14) << l["gain_at_16bit"].get<double>() << std::setw(14);
+    if (l["cost_at_8bit"].is_null())
+      s << "-";  // no such layer in the 16-bit program
+    else
+      s << l["cost_at_8bit"].get<double>();
+    s << "\n";
   }
-  s << "\n(cost at 8 = all-16-bit metric minus the metric with this layer alone at 8 bits)\n";
+  s << "\n(cost at 8 = all-16-bit metric minus the metric with this layer alone at 8 bits; '-': the layer exists "
+       "only in the 8-bit program, as split_concat_conv's parts do)\n";
   return s.str();
 }
 

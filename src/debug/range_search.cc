@@ -30,11 +30,12 @@ RangeSearchResult choose_ranges(const std::string& model_path, const CompileOpti
     if (opts.progress) opts.progress(s);
   };
   CompileOptions o8 = trial_options(opts);
+  const Graph model = import_for_compile(model_path, opts.shapes);  // read and parsed once
   auto compile = [&](int bits, const std::map<std::string, double>& factors) {
     CompileOptions c = o8;
     c.bits = bits;
     c.range_factors = factors;
-    return compile_model(model_path, c, bits == 32 ? nullptr : &calib).program;
+    return compile_imported(model, model_path, c, bits == 32 ? nullptr : &calib).program;
   };
 
   // 1. Screen: every 8-bit op output's encoding error at its consumers (compare.h).

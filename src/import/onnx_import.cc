@@ -8,17 +8,18 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 namespace fixpoint {
 namespace {
 
 std::string read_file(const std::string& path, const std::string& what) {
-  std::ifstream f(path, std::ios::binary);
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   FP_CHECK(f.good(), what, " '", path, "': cannot open file");
-  std::ostringstream os;
-  os << f.rdbuf();
-  return os.str();
+  std::string bytes(static_cast<size_t>(f.tellg()), '\0');  // one read into the final buffer
+  f.seekg(0);
+  f.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  FP_CHECK(f.good() || bytes.empty(), what, " '", path, "': read error");
+  return bytes;
 }
 
 template <typename Field>

@@ -272,6 +272,18 @@ CompileResult compile_model(const std::string& model_path, const CompileOptions&
   return compile([&](const ImportOptions& io) { return import_onnx_file(model_path, io); }, model_path, opts, calib);
 }
 
+Graph import_for_compile(const std::string& model_path, const ShapeBindings& shapes) {
+  ImportOptions io;
+  io.shapes = shapes;
+  return import_onnx_file(model_path, io);
+}
+
+CompileResult compile_imported(const Graph& imported, const std::string& model_path, const CompileOptions& opts,
+                               const CalibrationSource* calib) {
+  // build_context imports with ImportOptions{opts.shapes}: the caller imported with the same.
+  return compile([&](const ImportOptions&) { return imported; }, model_path, opts, calib);
+}
+
 CompileResult compile_model_bytes(const std::string& onnx_bytes, const std::string& origin, const CompileOptions& opts,
                                   const CalibrationSource* calib) {
   return compile([&](const ImportOptions& io) { return import_onnx_bytes(onnx_bytes, origin, "", io); }, origin, opts,

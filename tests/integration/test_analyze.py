@@ -93,3 +93,40 @@ def test_compile_bits8_keeps_layers_at_8_bits_in_a_16_bit_program(tmp_path):
     p = run_cli("compile", tmp_path / "m.onnx", "--calib", calib, "-o", tmp_path / "p8", "-q", "--bits8", "conv2",
                 check=False)
     assert p.returncode == 1 and "--bits8" in p.stderr and p.stderr.count("\n") == 1
+
+
+def test_analyze_measures_layers_that_exist_at_one_width_only(tmp_path):
+    """Concat -> Conv is split per Concat input in 8-bit programs only (split_concat_conv), so
+    its parts have no 16-bit twin: analyze measures them alone at 16 bits and gives null for
+    "alone at 8 bits", and the 16-bit program's unsplit Conv the other way round (it failed
+    with "--bits8 'c3/part0' matches no node" on the OCR recognizer)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(5)
+    inits = [numpy_helper.from_array(rng.normal(0, s, shape).astype(np.float32), name) for name, shape, s in
+             [("w1", (4, 3, 3, 3), 0.3), ("w2", (4, 3, 3, 3), 0.02), ("w3", (2, 8, 3, 3), 0.2)]]
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], name="c1", pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "w2"], ["b"], name="c2", pads=[1, 1, 1, 1]),
+             helper.make_node("Concat", ["a", "b"], ["ab"], name="cat", axis=1),
+             helper.make_node("Conv", ["ab", "w3"], ["y"], name="c3", pads=[1, 1, 1, 1])]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 16, 16])], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), tmp_path / "m.onnx")
+    planted_samples(tmp_path)
+    run_cli("analyze", tmp_path / "m.onnx", "--calib", f"x={tmp_path / 'calib.npy'}", "--input",
+            f"x={tmp_path / 'a.npy'}", "-o", tmp_path / "an", "-q")
+    a = json.loads((tmp_path / "an" / "analysis.json").read_text())
+    by = {l["name"]: l for l in a["layers"]}
+    assert {"c1", "c2", "c3/part0", "c3"} <= set(by)
+    part, whole = by["c3/part0"], by["c3"]
+    assert part["alone_8bit"] is None and part["cost_at_8bit"] is None and part["alone_16bit"] is not None
+    assert whole["alone_16bit"] is None and whole["gain_at_16bit"] is None and whole["alone_8bit"] is not None
+    for l in a["layers"]:  # each measure that exists obeys its definition
+        if l["alone_8bit"] is not None:
+            assert abs(l["cost_at_8bit"] - (a["all_16bit"] - l["alone_8bit"])) < 1e-9
+        if l["alone_16bit"] is not None:
+            assert abs(l["gain_at_16bit"] - (l["alone_16bit"] - a["all_8bit"])) < 1e-9
+    assert "c3" in a["rank_by_cost_at_8bit"] and "c3" not in a["rank_by_gain_at_16bit"]
+    assert "c3/part0" in a["rank_by_gain_at_16bit"] and "c3/part0" not in a["rank_by_cost_at_8bit"]
+    assert "c3/part0" in (tmp_path / "an" / "analysis.txt").read_text()
