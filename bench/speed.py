@@ -16,9 +16,11 @@
      second at 1 and 2 threads) and, per model and per slowest Conv/MatMul layer of the int8
      program (`fixpoint run --profile`, MACs from `fixpoint inspect`), the GMAC/s reached and its
      share of the int8 peak (float rows: of the FMA peak of the float kernels' ISA).
+  4. with --walltimes: wall time of `compile` of the OCR recognizer (100 calibration lines) and
+     detector (100 pages at 640x640) and of `analyze` on the recognizer, against issue 13's budgets.
 
 usage: bench/speed.py [--build DIR] [--repeat N] [--models tiny_cnn,ocr_rec,ocr_det,resnet18]
-                      [--rows float,int8,int16] [--no-kernels] [--json FILE]
+                      [--rows float,int8,int16] [--no-kernels] [--walltimes] [--json FILE]
 """
 import argparse
 import json
@@ -224,6 +226,46 @@ def print_models(rows):
         print(f"{r['model']:10} {r['ort_float_ms']:8.2f} {r['ort_float_2t_ms']:8.2f} " + " ".join(f"{c:>20}" for c in cells))
 
 
+# Issue 13's wall-time budgets (seconds): (what, budget).
+WALL_BUDGETS = {"compile_ocr_rec_100": ("compile OCR rec, 100 calibration lines", 15),
+                "compile_ocr_det_100": ("compile OCR det, 100 calibration pages at 640x640", 60),
+                "analyze_ocr_rec": ("analyze OCR rec, 8 calibration lines, 1 input line", 60)}
+
+
+def walltimes(build, work):
+    """Wall time of the float-heavy commands: compile (calibration runs the float model over every
+    sample) and analyze (2L+2 compiles and runs), on the OCR models at both threads' default."""
+    import time
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    sys.path.insert(0, os.path.join(ROOT, "bench", "accuracy"))
+    import numpy as np
+    import ocr_eval  # noqa: E402  (the rendered lines of scripts/ocr_eval.py)
+    from ocr_pages import OcrPages  # noqa: E402
+    cli = os.path.join(build, "fixpoint")
+    rec, det = (os.path.join(ASSETS, f"ch_PP-OCRv4_{m}_infer.onnx") for m in ("rec", "det"))
+    lines = ocr_eval.batch_for(ocr_eval.make_lines(108, 2), 2).astype(np.float32)
+    np.save(os.path.join(work, "rec100.npy"), lines[:100])
+    np.save(os.path.join(work, "rec8.npy"), lines[100:])
+    np.save(os.path.join(work, "rec1.npy"), lines[:1])
+    pages = OcrPages()
+    np.save(os.path.join(work, "det100.npy"), np.concatenate([pages.sample("calibration", i)[0] for i in range(100)]))
+    cmds = {"compile_ocr_rec_100": [cli, "compile", rec, "--calib", f"x={work}/rec100.npy", "--shape", "x=1x3x48x320",
+                                    "-o", f"{work}/rec8", "-q"],
+            "compile_ocr_det_100": [cli, "compile", det, "--calib", f"x={work}/det100.npy", "--shape",
+                                    "x=1x3x640x640", "-o", f"{work}/det8", "-q"],
+            "analyze_ocr_rec": [cli, "analyze", rec, "--calib", f"x={work}/rec8.npy", "--input", f"x={work}/rec1.npy",
+                                "--shape", "x=1x3x48x320", "-o", f"{work}/an", "-q"]}
+    out = {}
+    print(f"\n{'command':52} {'wall s':>8} {'budget s':>9}")
+    for key, cmd in cmds.items():
+        t0 = time.perf_counter()
+        run(cmd)
+        out[key] = time.perf_counter() - t0
+        what, budget = WALL_BUDGETS[key]
+        print(f"{what:52} {out[key]:8.1f} {budget:9d}")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -231,6 +273,7 @@ def main():
     ap.add_argument("--models", default="tiny_cnn,ocr_rec")
     ap.add_argument("--rows", default=",".join(ROWS), help="which of float,int8,int16 to time")
     ap.add_argument("--no-kernels", action="store_true", help="skip the Google Benchmark kernel table")
+    ap.add_argument("--walltimes", action="store_true", help="also time compile and analyze of the OCR models")
     ap.add_argument("--json", default=os.path.join(ROOT, "out", "bench", "speed.json"))
     a = ap.parse_args()
     rows_wanted = [r for r in a.rows.split(",") if r]
@@ -246,6 +289,9 @@ def main():
         result["models"] = models(a.build, [m for m in a.models.split(",") if m], a.repeat, work, rows_wanted)
     print_models(result["models"])
     print_limits(result["limits"], result["models"])
+    if a.walltimes:
+        with tempfile.TemporaryDirectory() as work:
+            result["walltimes_s"] = walltimes(a.build, work)
     os.makedirs(os.path.dirname(a.json), exist_ok=True)
     with open(a.json, "w") as f:
         json.dump(result, f, indent=1)
