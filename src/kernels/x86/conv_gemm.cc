@@ -299,12 +299,24 @@ bool gemm_path_applies(const QOp& op, DType t) {
 
 std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, const std::string& isa) {
   if (op.is<params::ConvTranspose>()) {  // the tiled path's rows (the run checks the geometry)
-    const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
-    if (!u8 || !u8->quads || is_16bit(in_type)) return nullptr;
+    const auto& p = op.as<params::ConvTranspose>();
     auto pw = std::make_shared<PackedWeights>();
     pw->in_type = in_type;
+    if (is_16bit(in_type)) {  // on the pairs kernel, where this CPU has it
+      const GemmPairsKernel* pairs = gemm_s16_pairs_for(isa);
+      Tensor rows = transpose_row_weights(p);
+      if (!pairs || rows.empty_storage()) return nullptr;
+      pw->pairs = pairs;
+      pw->requant64 = requant_row_s64_avx512;  // the pairs kernel's ISA has AVX-512F
+      pw->rows = rows.dim(0);
+      pw->K = rows.dim(1);
+      pw->w16 = {pack_conv_pairs(rows, pw->Kp, pw->kb, pw->w_sum64)};
+      return pw;
+    }
+    const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
+    if (!u8 || !u8->quads) return nullptr;
     pw->u8 = u8;
-    pw->transpose = pack_transpose_rows(op.as<params::ConvTranspose>());
+    pw->transpose = pack_transpose_rows(p);
     return pw->transpose.a.empty() ? nullptr : pw;
   }
   if (!op.is<params::Conv>() && !op.is<params::MatMul>()) return nullptr;
@@ -710,21 +722,24 @@ void run_conv_transpose(qref::QContext& c, const std::string& isa, const Transpo
 
 void run_packed(qref::QContext& c, const PackedWeights& pw) {
   if (c.in.at(0)->dtype() != pw.in_type) return find_runtime_kernel(std::string(c.op.kind()))(c);
-  if (c.op.is<params::ConvTranspose>()) return run_conv_transpose(c, selected_isa(), &pw.transpose);
+  if (c.op.is<params::ConvTranspose>()) {
+    if (pw.pairs && conv_transpose_tiled_s16(c, pw)) return;
+    return run_conv_transpose(c, selected_isa(), pw.transpose.a.empty() ? nullptr : &pw.transpose);
+  }
   if (c.op.is<params::Conv>()) return pw.pairs ? conv_implicit_s16(c, pw) : pw.implicit ? conv_implicit_u8(c, pw) : conv_gemm(c, pw);
   matmul_gemm(c, pw);
 }
 
 namespace {
 
-// Conv and MatMul without weights packed at load (ops run outside a ProgramRunner): packed here.
+// Conv, MatMul and ConvTranspose without weights packed at load (ops run outside a
+// ProgramRunner): packed here.
 void pack_and_run(qref::QContext& c) {
   std::shared_ptr<const PackedWeights> pw = pack_weights(c.op, c.in.at(0)->dtype(), selected_isa());
+  if (!pw && c.op.is<params::ConvTranspose>()) return run_conv_transpose(c, selected_isa());
   if (!pw) return qref::find_integer_kernel(std::string(c.op.kind()))(c);
   run_packed(c, *pw);
 }
-
-void conv_transpose_selected(qref::QContext& c) { run_conv_transpose(c, selected_isa()); }
 
 template <bool (*Fast)(qref::QContext&)>
 void or_reference(qref::QContext& c) {
@@ -735,8 +750,7 @@ void or_reference(qref::QContext& c) {
 
 qref::QKernelFn find_runtime_kernel(const std::string& kind) {
   if (selected_isa() != "reference") {
-    if (kind == "conv" || kind == "matmul") return pack_and_run;
-    if (kind == "conv_transpose") return conv_transpose_selected;
+    if (kind == "conv" || kind == "matmul" || kind == "conv_transpose") return pack_and_run;
     if (kind == "addsub") return or_reference<addsub_fast>;
     if (kind == "mul") return or_reference<mul_fast>;
     if (kind == "lut") return or_reference<lut_fast>;

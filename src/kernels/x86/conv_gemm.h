@@ -34,6 +34,10 @@ struct TransposeRows {
   std::vector<int64_t> sum;
 };
 TransposeRows pack_transpose_rows(const params::ConvTranspose& p);
+// The tiled ConvTranspose's rows as a [groups R, cg, 1, 1] int64 tensor (row g R + r = (output
+// channel mi, tap kk) of group g over its input channels), the operand pack_conv_pairs packs for
+// 16-bit codes; an empty tensor when the weights do not have the layer's shape.
+Tensor transpose_row_weights(const params::ConvTranspose& p);
 
 struct PackedWeights {
   DType in_type = DType::UInt8;          // the input codes the packing was made for
@@ -50,6 +54,7 @@ struct PackedWeights {
   std::vector<int64_t> w_sum64;           // pairs: sum_k w[m][k] per row
   RequantFns requant;                     // the ISA's vector (13) of int32 sums, where it has one
   TransposeRows transpose;                // ConvTranspose on the u8 x s8 kernel: its rows, packed at load
+                                          // (16-bit codes: pairs, w16, kb, w_sum64 and rows = groups R)
   DepthwiseRowFn depthwise_row = nullptr;      // the ISA's depthwise tap over a row (8-bit codes)
   DepthwiseRow64Fn depthwise_row64 = nullptr;  // the same for 16-bit codes (int64 sums)
   DepthwiseRowS32Fn depthwise_s32 = nullptr;   // 2-D depthwise rows in registers (conv_depthwise_direct)
@@ -90,6 +95,9 @@ void conv_transpose_gemm(qref::QContext& c, const GemmS16Kernel& k);
 // `rows`: pack_transpose_rows of the op, made at load (nullptr: packed here).
 bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& k, const RequantFns& fns,
                              const TransposeRows* rows = nullptr);
+// The same for 16-bit codes (any weights) on the pairs kernel: pw packs transpose_row_weights
+// with pack_conv_pairs. False (nothing done) where pw has no pairs kernel or the layer does not tile.
+bool conv_transpose_tiled_s16(qref::QContext& c, const PackedWeights& pw);
 // The optimized ConvTranspose of `isa`: the tiled path where it applies, else the int16 GEMM
 // where gemm_path_applies, else the reference kernel.
 void run_conv_transpose(qref::QContext& c, const std::string& isa, const TransposeRows* rows = nullptr);

@@ -225,6 +225,54 @@ void fill_pair_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
   });
 }
 
+// The pairs kernel's input: both byte planes of every (batch row, group) of 16-bit codes,
+// [bg][byte][words], the slack zeroed; z_u = the zero point of the codes read as unsigned.
+// The planes live in this thread's buffer (task_buffer.h), not the run's pool: a 16-bit layer's
+// planes are four times its input (10 MB for the OCR detector's 96-channel 160 x 160 convs), no
+// freed tensor fits them, and a fresh allocation per run cost more in zeroing and page faults
+// than the layer's arithmetic.
+struct PairInput {
+  int16_t* planes;
+  int64_t zu, bg_elems, plane_elems;
+  PairInput(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp)
+      : planes(task_buffer<int16_t, __LINE__>(static_cast<size_t>(geo.N * geo.group * qp.words * 4))),
+        bg_elems(qp.words * 4), plane_elems(qp.words * 2) {
+    const Tensor& x = *c.in[0];
+    const bool int16 = x.dtype() == DType::Int16;
+    const uint16_t flip = int16 ? 0x8000 : 0;
+    zu = c.in_q[0].zero_point + (int16 ? 32768 : 0);
+    const auto* xb = static_cast<const uint16_t*>(x.raw());
+    const int64_t used = qp.sy * qp.sx * qp.CQ * qp.plane * 2;
+    for (int64_t bg = 0; bg < geo.N * geo.group; ++bg)
+      for (int byte = 0; byte < 2; ++byte) {
+        int16_t* d = planes + bg * bg_elems + byte * plane_elems;
+        fill_pair_planes(geo, qp, xb, flip, zu, byte, bg / geo.group, bg % geo.group, d, c.threads);
+        std::fill(d + used, d + plane_elems, int16_t{0});
+      }
+  }
+  // One task's sums: rows x np int64 (a task buffer, row stride np) of weight rows [row0, row0 +
+  // rows) of w (pack_conv_pairs: Kp k per row in blocks of kb, M rows) against np virtual
+  // positions from p0 of (batch row, group) bg; each block's int32 sums exact, added in int64.
+  int64_t* sums(const GemmPairsKernel& kern, const WordPlanes& qp, int64_t bg, int64_t p0, const int16_t* w, int64_t M,
+                int64_t row0, int64_t rows, int64_t np, int64_t Kp, int64_t kb) {
+    const int64_t kq = Kp / 2;
+    const int16_t** bq = task_buffer<const int16_t*, __LINE__>(static_cast<size_t>(2 * kq));
+    for (int byte = 0; byte < 2; ++byte) {
+      const int16_t* base = planes + bg * bg_elems + byte * plane_elems + p0 * 2;
+      for (int64_t i = 0; i < kq; ++i) bq[byte * kq + i] = base + qp.k_off[static_cast<size_t>(i)] * 2;
+    }
+    int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(rows * np));
+    int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(rows * np), int64_t{0});
+    for (int byte = 0; byte < 2; ++byte)
+      for (int64_t k0 = 0; k0 < Kp; k0 += kb) {
+        int64_t n = std::min(kb, Kp - k0);
+        kern.run({rows, np, n, w + k0 * M + row0 * n, bq + byte * kq + k0 / 2, acc, np});
+        add_shifted_s32_avx512(sum, acc, rows * np, 8 * byte);  // the pairs kernel's ISA has AVX-512F
+      }
+    return sum;
+  }
+};
+
 // Tasks of an implicit conv: (block of mb output channels, batch row, group, chunk of kPositions
 // virtual positions); the channel split only when there are few position chunks (late layers:
 // 7 x 7 outputs, hundreds of channels). Channel blocks are the slowest index: parallel_for gives
@@ -284,20 +332,38 @@ std::vector<int8_t> pack_conv_quads(const Tensor& w, int64_t& Kp) {
 std::vector<int16_t> pack_conv_pairs(const Tensor& w, int64_t& Kp, int64_t& kb, std::vector<int64_t>& sums) {
   const int64_t M = w.dim(0), cg = w.dim(1), ks = w.numel() / std::max<int64_t>(M * cg, 1), CP = ceil_div(cg, 2);
   Kp = CP * ks * 2;
-  // Block length: kb * 255 * max|w| < 2^31 keeps each block's sum exact in int32 (an even kb: a
-  // block ends on a word).
-  int64_t wmax = 1;
-  for (int64_t i = 0; i < w.numel(); ++i) wmax = std::max<int64_t>(wmax, std::llabs(static_cast<int64_t>(w.get_f64(i))));
-  kb = std::min(Kp, ((int64_t{1} << 31) - 1) / (255 * wmax) / 2 * 2);
   std::vector<int16_t> order(static_cast<size_t>(M * Kp), 0);  // rows in (pair, tap, c % 2) k order
   sums.assign(static_cast<size_t>(M), 0);
+  int64_t wmax = 1;
   for (int64_t m = 0; m < M; ++m)
     for (int64_t ci = 0; ci < cg; ++ci)
       for (int64_t kk = 0; kk < ks; ++kk) {
         auto v = static_cast<int64_t>(w.get_f64((m * cg + ci) * ks + kk));
         order[static_cast<size_t>(m * Kp + ((ci / 2) * ks + kk) * 2 + ci % 2)] = static_cast<int16_t>(v);
         sums[static_cast<size_t>(m)] += v;
+        wmax = std::max<int64_t>(wmax, std::llabs(v));
       }
+  // Block length kb (even: a block ends on a word): each block's sum of products with bytes in
+  // [0, 255] must be exact in int32, which holds when 255 * sum_block |w| < 2^31 for every row
+  // (the kernel's int32 lanes wrap mod 2^32, so only the block's total must fit). The longest of
+  // Kp, Kp / 2, ... that this layer's weights allow, else the bound for any weights, kb * 255 *
+  // max|w| < 2^31. (Real 16-bit weights have sum |w| far below K max|w|: the OCR detector's
+  // 96-channel 3x3 layers take one block instead of four.)
+  auto fits = [&](int64_t b) {
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t k0 = 0; k0 < Kp; k0 += b) {
+        int64_t a = 0;
+        for (int64_t k = k0; k < std::min(Kp, k0 + b); ++k) a += std::llabs(order[static_cast<size_t>(m * Kp + k)]);
+        if (255 * a >= (int64_t{1} << 31)) return false;
+      }
+    return true;
+  };
+  kb = std::min(Kp, ((int64_t{1} << 31) - 1) / (255 * wmax) / 2 * 2);
+  for (int64_t b = Kp; b > kb && b > 2; b = (b / 2 + 1) / 2 * 2)
+    if (fits(b)) {
+      kb = b;
+      break;
+    }
   // Block by block: block [k0, k0 + n) holds M rows of n values at k0 * M.
   std::vector<int16_t> r(order.size());
   for (int64_t k0 = 0; k0 < Kp; k0 += kb) {
@@ -308,26 +374,37 @@ std::vector<int16_t> pack_conv_pairs(const Tensor& w, int64_t& Kp, int64_t& kb, 
   return r;
 }
 
-TransposeRows pack_transpose_rows(const params::ConvTranspose& p) {
-  TransposeRows t;
+Tensor transpose_row_weights(const params::ConvTranspose& p) {
   int64_t ks = 1;
   for (int64_t v : p.kernel_shape.to_i64_vector()) ks *= v;
   const int64_t M = p.weight.dim(0), K = p.weight.dim(1);
-  if (p.weight.dtype() != DType::Int8 || p.mg < 1 || M % p.mg || ks < 1 || K % ks) return t;
-  t.groups = M / p.mg;
-  t.cg = K / ks;
-  t.R = p.mg * ks;
+  if (p.mg < 1 || M % p.mg || ks < 1 || K % ks) return Tensor();
+  const int64_t groups = M / p.mg, cg = K / ks, R = p.mg * ks;
+  Tensor rows(DType::Int64, {groups * R, cg, 1, 1});
+  int64_t* d = rows.data<int64_t>();
+  for (int64_t g = 0; g < groups; ++g)  // W[m][(ci - g cg) ks + k] (22), as the compiler stores it
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t r = 0; r < R; ++r)
+        d[(g * R + r) * cg + ci] = static_cast<int64_t>(p.weight.get_f64(((g * p.mg + r / ks) * cg + ci) * ks + r % ks));
+  return rows;
+}
+
+TransposeRows pack_transpose_rows(const params::ConvTranspose& p) {
+  TransposeRows t;
+  Tensor rows = transpose_row_weights(p);
+  if (p.weight.dtype() != DType::Int8 || rows.empty_storage()) return t;
+  t.groups = p.weight.dim(0) / p.mg;
+  t.cg = rows.dim(1);
+  t.R = rows.dim(0) / t.groups;
   t.Kp = ceil_div(t.cg, 4) * 4;
   t.a.assign(static_cast<size_t>(t.groups * t.R * t.Kp), 0);
   t.sum.assign(static_cast<size_t>(t.groups * t.R), 0);
-  const int8_t* w = p.weight.data<int8_t>();  // W[m][(ci - g cg) ks + k] (22), as the compiler stores it
-  for (int64_t g = 0; g < t.groups; ++g)
-    for (int64_t ci = 0; ci < t.cg; ++ci)
-      for (int64_t r = 0; r < t.R; ++r) {
-        int8_t v = w[((g * p.mg + r / ks) * t.cg + ci) * ks + r % ks];
-        t.a[static_cast<size_t>((g * t.R + r) * t.Kp + ci)] = v;
-        t.sum[static_cast<size_t>(g * t.R + r)] += v;
-      }
+  const int64_t* w = rows.data<int64_t>();
+  for (int64_t r = 0; r < rows.dim(0); ++r)
+    for (int64_t ci = 0; ci < t.cg; ++ci) {
+      t.a[static_cast<size_t>(r * t.Kp + ci)] = static_cast<int8_t>(w[r * t.cg + ci]);
+      t.sum[static_cast<size_t>(r)] += w[r * t.cg + ci];
+    }
   return t;
 }
 
@@ -343,6 +420,33 @@ void scatter_strided(T* __restrict out, const T* __restrict codes, int64_t n, in
 }
 }  // namespace
 
+namespace {
+// A ConvTranspose whose kernel tiles the output (kernel = stride, no dilation, pads or output
+// padding, 1-D/2-D): its window t and the 1x1 stride-1 conv over its input that lays out the
+// input words of the pointwise GEMM (rows r = (output channel mi, tap kk) of a group, k = input
+// channel, columns = input pixels); false elsewhere.
+bool tiled_transpose(const QOp& op, const Tensor& x, ref::TransposeWindow& t, ref::ConvGeometry& geo) {
+  const auto& p = op.as<params::ConvTranspose>();
+  Shape ws = {x.dim(1), p.mg};
+  for (int64_t v : p.kernel_shape.to_i64_vector()) ws.push_back(v);
+  if (ws.size() != 3 && ws.size() != 4) return false;
+  t = ref::conv_transpose_window(op.node, x.shape(), ws);
+  for (int i = 0; i < 3; ++i)  // the kernel tiles the output: one tap per output pixel
+    if (t.k[i] != t.s[i] || t.d[i] != 1 || t.pb[i] != 0 || t.out[i] != t.in[i] * t.s[i]) return false;
+  if (t.k[0] != 1) return false;
+  geo.N = t.N;
+  geo.C = t.C;
+  geo.M = t.M;
+  geo.group = t.M / t.mg;
+  geo.cg = t.cg;
+  geo.mg = t.mg;
+  geo.w3 = ref::Window{t.in, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, t.in};
+  geo.ks = 1;
+  geo.in_plane = geo.out_plane = t.in[1] * t.in[2];
+  return true;
+}
+}  // namespace
+
 bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, const RequantFns& fns,
                              const TransposeRows* rows_at_load) {
   const QOp& op = c.op;
@@ -350,15 +454,9 @@ bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, cons
   const auto& p = op.as<params::ConvTranspose>();
   if (!kern.quads || (x.dtype() != DType::UInt8 && x.dtype() != DType::Int8) || p.weight.dtype() != DType::Int8)
     return false;
-  Shape ws = {x.dim(1), p.mg};
-  for (int64_t v : p.kernel_shape.to_i64_vector()) ws.push_back(v);
-  if (ws.size() != 3 && ws.size() != 4) return false;
-  ref::TransposeWindow t = ref::conv_transpose_window(op.node, x.shape(), ws);
-  for (int i = 0; i < 3; ++i)  // the kernel tiles the output: one tap per output pixel
-    if (t.k[i] != t.s[i] || t.d[i] != 1 || t.pb[i] != 0 || t.out[i] != t.in[i] * t.s[i]) return false;
-  if (t.k[0] != 1) return false;
-  // The GEMM of the pointwise view: rows r = (output channel mi, tap kk) of a group, k = input
-  // channel c (one quad per four channels), columns = input pixels.
+  ref::TransposeWindow t;
+  ref::ConvGeometry geo;
+  if (!tiled_transpose(op, x, t, geo)) return false;
   TransposeRows local;
   const TransposeRows& tr = rows_at_load ? *rows_at_load : (local = pack_transpose_rows(p));
   const int64_t N = t.N, groups = t.M / t.mg, ks = t.k[1] * t.k[2], R = t.mg * ks, CQ = ceil_div(t.cg, 4), Kp = CQ * 4;
@@ -367,16 +465,6 @@ bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, cons
            ": packed weights do not fit the layer");
   const int8_t* a = tr.a.data();
   const int64_t* wsum = tr.sum.data();
-  ref::ConvGeometry geo;  // a 1x1 stride-1 conv over the input, to lay out its channel quads
-  geo.N = N;
-  geo.C = t.C;
-  geo.M = t.M;
-  geo.group = groups;
-  geo.cg = t.cg;
-  geo.mg = t.mg;
-  geo.w3 = ref::Window{t.in, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, t.in};
-  geo.ks = 1;
-  geo.in_plane = geo.out_plane = P;
   WordPlanes qp(geo, CQ);
   QuadInput in(c, geo, qp);
   const int64_t zu = in.zu;
@@ -410,6 +498,48 @@ bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, cons
   return true;
 }
 
+bool conv_transpose_tiled_s16(qref::QContext& c, const PackedWeights& pw) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  if (!pw.pairs || (x.dtype() != DType::Int16 && x.dtype() != DType::UInt16)) return false;
+  ref::TransposeWindow t;
+  ref::ConvGeometry geo;
+  if (!tiled_transpose(op, x, t, geo)) return false;
+  const int64_t N = t.N, groups = t.M / t.mg, ks = t.k[1] * t.k[2], R = t.mg * ks;
+  const int64_t W = t.in[2], OH = t.out[1], OW = t.out[2];
+  FP_CHECK(pw.rows == groups * R && pw.K == t.cg, op.node.label(), ": packed weights do not fit the layer");
+  WordPlanes qp(geo, ceil_div(t.cg, 2));
+  PairInput in(c, geo, qp);
+  qref::ChannelRequant rq(c);
+  Tensor& y = c.output(0, t.out_shape, false);  // every output pixel is one tap's
+  const ImplicitTasks tasks(N * groups, t.in[1] * qp.Wq, R);
+  const GemmPairsKernel& kern = *pw.pairs;
+  qref::visit_int(y.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* yp = y.data<T>();
+    parallel_for(tasks.count, c.threads, [&](int64_t task) {
+      int64_t bg, p0, nq, r0;
+      tasks.decode(task, bg, p0, nq, r0);
+      int64_t b = bg / groups, g = bg % groups;
+      int64_t np = ceil_div(nq, kern.n_align) * kern.n_align;
+      int64_t rows = std::min(tasks.mb, R - r0);
+      int64_t* sum = in.sums(kern, qp, bg, p0, pw.w16[0].data(), pw.rows, g * R + r0, rows, np, pw.Kp, pw.kb);
+      for (int64_t ri = 0; ri < rows; ++ri) {
+        int64_t r = r0 + ri, m = g * t.mg + r / ks, kh = r % ks / t.k[2], kw = r % ks % t.k[2];
+        int64_t* s = sum + ri * np;
+        requant_wide_in_place(rq, pw.requant64, m, rq.bias[m] - in.zu * pw.w_sum64[static_cast<size_t>(g * R + r)], s, np);
+        // Input pixel (ih, iw) lands on output (ih s_h + kh, iw s_w + kw).
+        for_each_valid_run(p0, nq, qp.Wq, W, [&](int64_t p, int64_t ih, int64_t iw, int64_t run) {
+          T* out = yp + ((b * t.M + m) * OH + ih * t.s[1] + kh) * OW + iw * t.s[2] + kw;
+          const int64_t* v = s + (p - p0);
+          for (int64_t i = 0; i < run; ++i) out[i * t.s[2]] = static_cast<T>(v[i]);
+        });
+      }
+    });
+  });
+  return true;
+}
+
 void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
@@ -419,26 +549,12 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
   FP_CHECK(geo.w3.in[0] == 1 && geo.w3.kernel[0] == 1 && geo.cg * geo.ks == pw.K && geo.M == pw.rows,
            op.node.label(), ": packed weights do not fit the layer");
   const int64_t N = geo.N, M = geo.M, group = geo.group, mg = geo.mg, OH = geo.w3.out[1], OW = geo.w3.out[2];
-  const int64_t Kp = pw.Kp, kb = pw.kb, kq = Kp / 2;
+  const int64_t Kp = pw.Kp, kb = pw.kb;
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
   WordPlanes qp(geo, ceil_div(geo.cg, 2));
   const int64_t P = OH * qp.Wq;
-  bool int16 = x.dtype() == DType::Int16;
-  uint16_t flip = int16 ? 0x8000 : 0;
-  int64_t zu = c.in_q[0].zero_point + (int16 ? 32768 : 0);
-  const auto* xb = static_cast<const uint16_t*>(x.raw());
-
-  // Both byte planes of every (batch row, group): [bg][byte][words], the slack zeroed.
-  const int64_t bg_elems = 2 * qp.words * 2, plane_elems = qp.words * 2;
-  Scratch<int16_t> planes(c.pool, static_cast<size_t>(N * group * bg_elems));
-  for (int64_t bg = 0; bg < N * group; ++bg)
-    for (int byte = 0; byte < 2; ++byte) {
-      int16_t* d = planes.data() + bg * bg_elems + byte * plane_elems;
-      fill_pair_planes(geo, qp, xb, flip, zu, byte, bg / group, bg % group, d, c.threads);
-      int64_t used = qp.sy * qp.sx * qp.CQ * qp.plane * 2;
-      std::fill(d + used, d + plane_elems, int16_t{0});
-    }
-
+  PairInput in(c, geo, qp);
+  const int64_t zu = in.zu;
   const ImplicitTasks tasks(N * group, P, mg);
   const GemmPairsKernel& kern = *pw.pairs;
   qref::visit_int(y.dtype(), [&](auto tag) {
@@ -450,19 +566,7 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
       int64_t b = bg / group, g = bg % group;
       int64_t np = ceil_div(nq, kern.n_align) * kern.n_align;
       int64_t rows = std::min(tasks.mb, mg - m0);
-      const int16_t** bq = task_buffer<const int16_t*, __LINE__>(static_cast<size_t>(2 * kq));
-      for (int byte = 0; byte < 2; ++byte) {
-        const int16_t* base = planes.data() + bg * bg_elems + byte * plane_elems + p0 * 2;
-        for (int64_t i = 0; i < kq; ++i) bq[byte * kq + i] = base + qp.k_off[static_cast<size_t>(i)] * 2;
-      }
-      int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(rows * np));
-      int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(rows * np), int64_t{0});
-      for (int byte = 0; byte < 2; ++byte)
-        for (int64_t k0 = 0; k0 < Kp; k0 += kb) {
-          int64_t n = std::min(kb, Kp - k0);
-          kern.run({rows, np, n, pw.w16[0].data() + k0 * M + (g * mg + m0) * n, bq + byte * kq + k0 / 2, acc, np});
-          add_shifted_s32_avx512(sum, acc, rows * np, 8 * byte);  // the pairs kernel's ISA has AVX-512F
-        }
+      int64_t* sum = in.sums(kern, qp, bg, p0, pw.w16[0].data(), M, g * mg + m0, rows, np, Kp, kb);
       // RQ (13) of the whole tile in place (dropped positions included: rows stay contiguous),
       // then the valid outputs stored.
       for (int64_t mi = 0; mi < rows; ++mi) {

@@ -53,7 +53,7 @@ const GemmS16Kernel* selected_gemm_s16();
 //
 // A: int16 weight rows of Kp (even) values; Bq: Kp/2 pointers, each to N pairs of int16 (the two
 // k of one word for N consecutive outputs); N a multiple of n_align. The caller bounds
-// Kp * max|A| * max|B| < 2^31 (it splits K into blocks and adds the blocks' sums in int64).
+// max|B| * sum_block |A| < 2^31 per row (it splits K into blocks and adds the blocks' sums in int64).
 struct GemmPairsArgs {
   int64_t M, N, Kp;
   const int16_t* A;

@@ -3,6 +3,7 @@
 // biases and multipliers. A failure prints the seed; FIXPOINT_TEST_SEED=S reruns one case.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <map>
 #include <random>
@@ -140,9 +141,10 @@ Case random_conv_transpose_x(uint32_t seed, bool x16) {
 Case random_conv_transpose(uint32_t seed) { return random_conv_transpose_x(seed, false); }
 
 // A ConvTranspose whose kernel tiles the output (kernel = stride 1-3 per axis, no pads, output
-// padding or dilation: the OCR detector's 2x2 stride-2 upsampling), 8-bit codes, int8 weights,
-// 1-32 input channels, groups, input rows of up to 70 pixels (several 64-pixel tasks).
-Case random_tiled_conv_transpose(uint32_t seed) {
+// padding or dilation: the OCR detector's 2x2 stride-2 upsampling), 8-bit codes and int8 weights
+// (or 16-bit codes with 16- or 8-bit weights: the 16-bit detector's heads), 1-32 input channels,
+// groups, input rows of up to 70 pixels (several 64-pixel tasks).
+Case random_tiled_conv_transpose_x(uint32_t seed, bool x16) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   int64_t rank = pick(1, 2);
@@ -159,8 +161,11 @@ Case random_tiled_conv_transpose(uint32_t seed) {
     spec.dilations.push_back(1);
     spec.x.push_back(pick(1, i + 1 == rank ? 70 : 9));
   }
+  if (x16) return test::make_conv_transpose_case(spec, cat("tiled_deconv16_seed_", seed), rng, opad, pick(0, 2) ? 32767 : 127, true);
   return test::make_conv_transpose_case(spec, cat("tiled_deconv_seed_", seed), rng, opad);
 }
+Case random_tiled_conv_transpose(uint32_t seed) { return random_tiled_conv_transpose_x(seed, false); }
+Case random_tiled_conv_transpose16(uint32_t seed) { return random_tiled_conv_transpose_x(seed, true); }
 Case random_conv_transpose16(uint32_t seed) { return random_conv_transpose_x(seed, true); }
 
 Case random_matmul(uint32_t seed) {
@@ -283,6 +288,61 @@ TEST(GemmS16, SixteenBitLayersMatchReferenceBitExactlyThroughBytePlanes) {
   }
   check_every_isa(random_conv_transpose16, 14000, 80);
   check_every_isa(random_matmul16, 13000, 60);
+}
+
+// The worst case of the pairs kernel's blocks (pack_conv_pairs): whole rows of +32767 or -32768
+// and every input code 65535 (both bytes 255), so every block's int32 sum sits at the bound a
+// block may reach; a block one word too long wraps. Other rows random. Output scale set so one
+// unit of the sum's 2^31 moves the output by about one code (no saturation hides a wrap).
+Case worst_case_conv16(uint32_t seed) {
+  std::mt19937 rng(seed);
+  test::ConvSpec spec;
+  spec.x = {1, std::array<int64_t, 3>{24, 96, 201}[seed % 3], 5, 6};
+  spec.M = 4;
+  spec.kernel = {3, 3};
+  spec.strides = spec.dilations = {1, 1};
+  spec.pads = {1, 1, 1, 1};
+  Case c = test::make_conv_case(spec, cat("worst_conv16_seed_", seed), rng, 32767, true);
+  auto& p = c.op.as<params::Conv>();
+  int64_t K = p.weight.numel() / spec.M;
+  for (int64_t k = 0; k < K; ++k) {
+    p.weight.set_f64(k, 32767);
+    p.weight.set_f64(K + k, -32768);
+  }
+  c.qx.type = DType::UInt16;
+  c.qx.zero_point = 0;
+  c.x = Tensor(DType::UInt16, spec.x);
+  for (int64_t i = 0; i < c.x.numel(); ++i) c.x.data<uint16_t>()[i] = 65535;
+  c.qy.type = DType::Int16;
+  c.qy.zero_point = 0;
+  p.lo = -32768;
+  p.hi = 32767;
+  for (int64_t m = 0; m < spec.M; ++m) {
+    p.bias.data<int64_t>()[m] = 0;
+    p.mult.data<int64_t>()[m] = int64_t{1} << 30;
+    p.shift.data<int64_t>()[m] = 30 + 32;  // |sum| < K 2^31 -> output within +-K/2
+  }
+  return c;
+}
+
+TEST(GemmS16, PairsBlocksHoldTheWorstCaseSums) { check_every_isa(worst_case_conv16, 17000, 6); }
+
+// 16-bit tiled ConvTranspose: the runtime (weights packed at load) takes the pairs kernel's
+// pointwise GEMM and gives the reference codes; per call, the int16 GEMM + col2im does.
+TEST(GemmS16, TiledSixteenBitConvTransposeRunsOnThePairsKernelBitExactly) {
+  check_every_isa(random_tiled_conv_transpose16, 16000, 60);
+  if (!xk::gemm_s16_pairs_for("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI: no pairs kernel";
+  for (uint32_t seed : seeds(16000, 30)) {
+    Case c = random_tiled_conv_transpose16(seed);
+    auto pw = xk::pack_weights(c.op, c.qx.type, "avx512vnni");
+    ASSERT_TRUE(pw && pw->pairs) << c.op.node.label();
+    for (int threads : {1, 2, 3}) {
+      std::vector<Tensor> out(1);
+      qref::QContext ctx{c.op, {&c.x}, {c.qx}, {c.qy}, out, threads};
+      ASSERT_TRUE(xk::conv_transpose_tiled_s16(ctx, *pw)) << c.op.node.label();
+      expect_same_codes(run(c, 1, ""), out[0], cat("tiled s16 threads=", threads, " seed=", seed));
+    }
+  }
 }
 
 TEST(GemmS16, DispatchPicksTheWidestIsaTheCpuReports) {
