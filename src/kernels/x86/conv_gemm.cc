@@ -344,7 +344,8 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
   }
   bool depthwise = is_depthwise(op);
   const GemmPairsKernel* pairs = gemm_s16_pairs_for(isa);
-  if (pairs && is_16bit(in_type) && !depthwise && (w.rank() == 3 || w.rank() == 4) && op.is<params::Conv>()) {
+  if (pairs && is_16bit(in_type) && !depthwise &&
+      (((w.rank() == 3 || w.rank() == 4) && op.is<params::Conv>()) || (w.rank() == 2 && op.is<params::MatMul>()))) {
     pw->pairs = pairs;
     pw->w16 = {pack_conv_pairs(w, pw->Kp, pw->kb, pw->w_sum64)};
     return pw;
@@ -727,6 +728,7 @@ void run_packed(qref::QContext& c, const PackedWeights& pw) {
     return run_conv_transpose(c, selected_isa(), pw.transpose.a.empty() ? nullptr : &pw.transpose);
   }
   if (c.op.is<params::Conv>()) return pw.pairs ? conv_implicit_s16(c, pw) : pw.implicit ? conv_implicit_u8(c, pw) : conv_gemm(c, pw);
+  if (pw.pairs) return matmul_pairs(c, pw);
   matmul_gemm(c, pw);
 }
 

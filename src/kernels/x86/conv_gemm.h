@@ -84,6 +84,9 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw);
 // done) where pw has no row kernels or the layer is not one it handles.
 bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw);
 void matmul_gemm(qref::QContext& c, const PackedWeights& pw);
+// Gemm/MatMul on 16-bit codes (any weights) on the pairs kernel: the rows as the positions of a
+// 1x1 conv over K channels (conv_implicit.cc); pw packs the [N, K] weights with pack_conv_pairs.
+void matmul_pairs(qref::QContext& c, const PackedWeights& pw);
 // ConvTranspose (22): a GEMM per group (weights x transposed input) and an exact col2im (8-bit
 // codes; requires gemm_path_applies(c)).
 void conv_transpose_gemm(qref::QContext& c, const GemmS16Kernel& k);

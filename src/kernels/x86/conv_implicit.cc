@@ -234,22 +234,25 @@ void fill_pair_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
 struct PairInput {
   int16_t* planes;
   int64_t zu, bg_elems, plane_elems;
-  PairInput(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp)
+  // The codes xb (int16 or uint16: `type`, zero point z) in geo's input layout.
+  PairInput(const ref::ConvGeometry& geo, const WordPlanes& qp, const uint16_t* xb, DType type, int64_t z, int threads)
       : planes(task_buffer<int16_t, __LINE__>(static_cast<size_t>(geo.N * geo.group * qp.words * 4))),
         bg_elems(qp.words * 4), plane_elems(qp.words * 2) {
-    const Tensor& x = *c.in[0];
-    const bool int16 = x.dtype() == DType::Int16;
+    const bool int16 = type == DType::Int16;
     const uint16_t flip = int16 ? 0x8000 : 0;
-    zu = c.in_q[0].zero_point + (int16 ? 32768 : 0);
-    const auto* xb = static_cast<const uint16_t*>(x.raw());
+    zu = z + (int16 ? 32768 : 0);
     const int64_t used = qp.sy * qp.sx * qp.CQ * qp.plane * 2;
     for (int64_t bg = 0; bg < geo.N * geo.group; ++bg)
       for (int byte = 0; byte < 2; ++byte) {
         int16_t* d = planes + bg * bg_elems + byte * plane_elems;
-        fill_pair_planes(geo, qp, xb, flip, zu, byte, bg / geo.group, bg % geo.group, d, c.threads);
+        fill_pair_planes(geo, qp, xb, flip, zu, byte, bg / geo.group, bg % geo.group, d, threads);
         std::fill(d + used, d + plane_elems, int16_t{0});
       }
   }
+  // The op's input.
+  PairInput(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp)
+      : PairInput(geo, qp, static_cast<const uint16_t*>(c.in[0]->raw()), c.in[0]->dtype(), c.in_q[0].zero_point,
+                  c.threads) {}
   // One task's sums: rows x np int64 (a task buffer, row stride np) of weight rows [row0, row0 +
   // rows) of w (pack_conv_pairs: Kp k per row in blocks of kb, M rows) against np virtual
   // positions from p0 of (batch row, group) bg; each block's int32 sums exact, added in int64.
@@ -582,6 +585,52 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
           for (int64_t i = 0; i < run; ++i) out[i] = static_cast<T>(s[i]);
         }
       });
+    });
+  });
+}
+
+void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  const int64_t N = pw.rows, K = pw.K;
+  FP_CHECK(x.rank() >= 1 && x.dim(-1) == K, op.node.label(), ": input ", shape_str(x.shape()), " does not have ", K,
+           " columns");
+  Shape ys = x.shape();
+  ys.back() = N;
+  Tensor& y = c.output(0, ys, false);  // every element is written below
+  const int64_t rows = x.numel() / std::max<int64_t>(K, 1);
+  // The rows as the positions of a 1x1 conv over K channels: x transposed to [K][rows].
+  uint16_t* xt = task_buffer<uint16_t, __LINE__>(static_cast<size_t>(K * rows));
+  const auto* xb = static_cast<const uint16_t*>(x.raw());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < K; ++k) xt[k * rows + r] = xb[r * K + k];
+  ref::ConvGeometry geo;
+  geo.N = geo.group = 1;
+  geo.C = geo.cg = K;
+  geo.M = geo.mg = N;
+  geo.w3 = ref::Window{{1, 1, rows}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {1, 1, rows}};
+  geo.ks = 1;
+  geo.in_plane = geo.out_plane = rows;
+  WordPlanes qp(geo, ceil_div(K, 2));
+  PairInput in(geo, qp, xt, x.dtype(), c.in_q[0].zero_point, c.threads);
+  qref::ChannelRequant rq(c);
+  const ImplicitTasks tasks(1, qp.Wq, N);
+  const GemmPairsKernel& kern = *pw.pairs;
+  qref::visit_int(y.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* yp = y.data<T>();
+    parallel_for(tasks.count, c.threads, [&](int64_t task) {
+      int64_t bg, p0, nq, m0;
+      tasks.decode(task, bg, p0, nq, m0);
+      int64_t np = ceil_div(nq, kern.n_align) * kern.n_align;
+      int64_t nm = std::min(tasks.mb, N - m0);
+      int64_t* sum = in.sums(kern, qp, 0, p0, pw.w16[0].data(), N, m0, nm, np, pw.Kp, pw.kb);
+      for (int64_t mi = 0; mi < nm; ++mi) {  // (13) per channel, then its codes down the rows
+        int64_t m = m0 + mi;
+        int64_t* s = sum + mi * np;
+        requant_wide_in_place(rq, pw.requant64, m, rq.bias[m] - in.zu * pw.w_sum64[static_cast<size_t>(m)], s, np);
+        for (int64_t i = 0; i < std::min(nq, rows - p0); ++i) yp[(p0 + i) * N + m] = static_cast<T>(s[i]);
+      }
     });
   });
 }
