@@ -135,7 +135,12 @@ inline int64_t requantize_mean(int64_t a, const Multiplier& mu, int64_t count, i
   __int128 num = static_cast<__int128>(a) * mu.m, den = count;
   if (mu.n >= 0) den *= static_cast<__int128>(1) << mu.n;
   else num *= static_cast<__int128>(1) << -mu.n;
-  __int128 v = round_div(num, den);
+  constexpr __int128 k61 = static_cast<__int128>(1) << 61;
+  // (32) in int64 where 2 num + den and 2 den fit (the pools' usual case: a 128-bit division
+  // per output was most of an 8-bit AveragePool's time), else in 128 bits: the same value.
+  __int128 v = num > -k61 && num < k61 && den < k61
+                   ? floor_div<int64_t>(2 * static_cast<int64_t>(num) + static_cast<int64_t>(den), 2 * static_cast<int64_t>(den))
+                   : round_div(num, den);
   if (v < r.lo - z) return r.lo;
   if (v > r.hi - z) return r.hi;
   return static_cast<int64_t>(v) + z;

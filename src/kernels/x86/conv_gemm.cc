@@ -756,7 +756,7 @@ qref::QKernelFn find_runtime_kernel(const std::string& kind) {
     if (kind == "addsub") return or_reference<addsub_fast>;
     if (kind == "mul") return or_reference<mul_fast>;
     if (kind == "lut") return or_reference<lut_fast>;
-    if (kind == "avgpool") return or_reference<global_avgpool_fast>;
+    if (kind == "avgpool") return or_reference<avgpool_fast>;
     if (kind == "concat") return or_reference<concat_fast>;
     if (kind == "softmax") return or_reference<softmax_fast>;
   }

@@ -1,5 +1,5 @@
 // Optimized 8/16-bit Add/Sub, Mul and table lookups (see elementwise_fast.cc),
-// GlobalAveragePool (global_avgpool_fast.cc), Concat (concat_fast.cc) and Softmax
+// AveragePool and GlobalAveragePool (avgpool_fast.cc), Concat (concat_fast.cc) and Softmax
 // (softmax_fast.cc). Each returns false,
 // leaving the context untouched, when the op is outside the cases it handles.
 #pragma once
@@ -13,7 +13,7 @@ bool narrow(DType t);
 bool addsub_fast(qref::QContext& c);
 bool mul_fast(qref::QContext& c);
 bool lut_fast(qref::QContext& c);
-bool global_avgpool_fast(qref::QContext& c);
+bool avgpool_fast(qref::QContext& c);
 bool concat_fast(qref::QContext& c);
 bool softmax_fast(qref::QContext& c);
 

@@ -252,7 +252,7 @@ TEST(ElementwiseFast, AddSubRowMatchesTheFormulaOnLargeCoefficients) {
   }
 }
 
-// GlobalAveragePool (global_avgpool_fast.cc): 8/16-bit codes, zero points, 3-D to 5-D inputs,
+// GlobalAveragePool (avgpool_fast.cc): 8/16-bit codes, zero points, 3-D to 5-D inputs,
 // planes of 1 to 4000 cells, at 1-3 threads.
 TEST(ElementwiseFast, GlobalAveragePoolMatchesTheReference) {
   for (uint32_t seed = 0; seed < 60; ++seed) {
@@ -276,8 +276,50 @@ TEST(ElementwiseFast, GlobalAveragePoolMatchesTheReference) {
     for (int threads : {1, 2, 3}) {
       std::vector<Tensor> got(1);
       qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
-      ASSERT_TRUE(xk::global_avgpool_fast(fc));
+      ASSERT_TRUE(xk::avgpool_fast(fc));
       expect_same(want[0], got[0], cat("gap seed=", seed, " ", shape_str(s), " threads=", threads));
+    }
+  }
+}
+
+// AveragePool (avgpool_fast.cc): 1-D/2-D/3-D windows of 1-4 cells per axis, strides, dilations,
+// pads (count_include_pad on and off, windows wholly in the padding), ceil_mode, 8/16-bit codes
+// and zero points, at 1-3 threads.
+TEST(ElementwiseFast, AveragePoolMatchesTheReference) {
+  for (uint32_t seed = 0; seed < 120; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    test::Case c;
+    int64_t rank = pick(1, 3);
+    Shape s = {pick(1, 2), pick(1, 5)};
+    std::vector<int64_t> k, st, d, pads(static_cast<size_t>(2 * rank));
+    for (int64_t a = 0; a < rank; ++a) {
+      k.push_back(pick(1, 4));
+      st.push_back(pick(1, 3));
+      d.push_back(pick(0, 3) ? 1 : 2);
+      pads[a] = pick(0, k.back() - 1);
+      pads[a + rank] = pick(0, k.back() - 1);
+      s.push_back(pick(1, rank == 1 ? 40 : 9) + (k.back() - 1) * d.back());
+    }
+    test::set_input(c, s, rng, true);
+    test::set_output(c, rng, true);
+    c.op.node = test::make_node("AveragePool", {"x"}, {"y"}, cat("avgpool_seed_", seed),
+                                {{"kernel_shape", test::ints_attr(k)}, {"strides", test::ints_attr(st)},
+                                 {"dilations", test::ints_attr(d)}, {"pads", test::ints_attr(pads)},
+                                 {"count_include_pad", test::int_attr(pick(0, 1))},
+                                 {"ceil_mode", test::int_attr(pick(0, 3) == 0)}});
+    params::AvgPool p;
+    p.m = pick(int64_t{1} << 29, (int64_t{1} << 31) - 1);
+    p.n = pick(28, 33);
+    c.op.params = p;
+    std::vector<Tensor> want(1);
+    qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1};
+    qref::find_integer_kernel("avgpool")(rc);
+    for (int threads : {1, 2, 3}) {
+      std::vector<Tensor> got(1);
+      qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
+      ASSERT_TRUE(xk::avgpool_fast(fc));
+      expect_same(want[0], got[0], cat("avgpool seed=", seed, " ", shape_str(s), " threads=", threads));
     }
   }
 }

@@ -1,0 +1,103 @@
+// Optimized AveragePool / GlobalAveragePool on 8/16-bit codes: typed sums read straight from the
+// codes, planes split over threads, instead of the reference's int64 copy of the input; the same
+// (19) result: requantize_mean of sum (q - z) over the window's valid cells (padding adds 0 in
+// q - z), divided by the valid count or, with count_include_pad, by the padded window's count.
+// Global: one sum per plane (no padding, so the divisor is the cell count either way).
+// Exact: the sums are taken in int64.
+#include "../reference/common.h"
+#include "elementwise_fast.h"
+#include "fixpoint/parallel.h"
+
+namespace fixpoint::xk {
+
+namespace {
+
+bool windowed_avgpool(qref::QContext& c) {
+  const Tensor& x = *c.in[0];
+  const Node& n = c.op.node;
+  ref::Window w = ref::to_3d(ref::sliding_window(n, x.shape(), {}, true));
+  const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
+  Shape ys = {x.dim(0), x.dim(1)};
+  for (size_t i = 3 - (x.rank() - 2); i < 3; ++i) ys.push_back(w.out[i]);
+  const auto& p = c.op.as<params::AvgPool>();
+  fx::Multiplier mu{p.m, static_cast<int>(p.n)};
+  fx::Range r = fx::range_of(c.out_q[0].type);
+  const int64_t zx = c.in_q[0].zero_point, zy = c.out_q[0].zero_point;
+  const int64_t planes = x.dim(0) * x.dim(1), in_plane = w.in[0] * w.in[1] * w.in[2];
+  const int64_t out_plane = w.out[0] * w.out[1] * w.out[2];
+  Tensor& y = c.output(0, ys, false);  // every output cell is written
+  qref::visit_int(x.dtype(), [&](auto tx) {
+    qref::visit_int(y.dtype(), [&](auto ty) {
+      using X = decltype(tx);
+      using Y = decltype(ty);
+      const X* px = x.data<X>();
+      Y* py = y.data<Y>();
+      parallel_for(planes, c.threads, [&](int64_t nc) {
+        const X* v = px + nc * in_plane;
+        Y* out = py + nc * out_plane;
+        for (int64_t od = 0; od < w.out[0]; ++od)
+          for (int64_t oh = 0; oh < w.out[1]; ++oh)
+            for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+              int64_t sum = 0, count = 0;
+              for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
+                int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+                if (id < 0 || id >= w.in[0]) continue;
+                for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+                  int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+                  if (ih < 0 || ih >= w.in[1]) continue;
+                  const X* row = v + (id * w.in[1] + ih) * w.in[2];
+                  for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+                    int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
+                    if (iw < 0 || iw >= w.in[2]) continue;
+                    sum += row[iw];
+                    ++count;
+                  }
+                }
+              }
+              const int64_t o3[3] = {od, oh, ow};
+              int64_t div = include_pad ? ref::padded_window_cells(w, o3) : count;
+              out[(od * w.out[1] + oh) * w.out[2] + ow] =
+                  static_cast<Y>(div == 0 ? zy : fx::requantize_mean(sum - zx * count, mu, div, zy, r));
+            }
+      });
+    });
+  });
+  return true;
+}
+
+}  // namespace
+
+bool avgpool_fast(qref::QContext& c) {
+  const Tensor& x = *c.in[0];
+  const DType t = x.dtype();
+  if (x.rank() < 3 || x.rank() > 5 || !(t == DType::Int8 || t == DType::UInt8 || t == DType::Int16 || t == DType::UInt16))
+    return false;
+  if (c.op.node.op_type == "AveragePool") return windowed_avgpool(c);
+  if (c.op.node.op_type != "GlobalAveragePool") return false;
+  const int64_t planes = x.dim(0) * x.dim(1), cells = x.numel() / std::max<int64_t>(planes, 1);
+  if (cells == 0) return false;
+  Shape ys = {x.dim(0), x.dim(1)};
+  for (int64_t i = 2; i < x.rank(); ++i) ys.push_back(1);
+  const auto& p = c.op.as<params::AvgPool>();
+  fx::Multiplier mu{p.m, static_cast<int>(p.n)};
+  fx::Range r = fx::range_of(c.out_q[0].type);
+  int64_t zx = c.in_q[0].zero_point, zy = c.out_q[0].zero_point;
+  Tensor& y = c.output(0, ys, false);  // every plane's mean is written
+  qref::visit_int(t, [&](auto tx) {
+    qref::visit_int(y.dtype(), [&](auto ty) {
+      using X = decltype(tx);
+      using Y = decltype(ty);
+      const X* px = x.data<X>();
+      Y* py = y.data<Y>();
+      parallel_for(planes, c.threads, [&](int64_t i) {
+        const X* v = px + i * cells;
+        int64_t sum = 0;
+        for (int64_t k = 0; k < cells; ++k) sum += v[k];
+        py[i] = static_cast<Y>(fx::requantize_mean(sum - zx * cells, mu, cells, zy, r));
+      });
+    });
+  });
+  return true;
+}
+
+}  // namespace fixpoint::xk
