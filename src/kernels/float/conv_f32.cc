@@ -14,6 +14,7 @@
 // the direct plane kernel (no packing). Each output element is computed by the same chain
 // whatever the block, the batch size or the thread count, so all of them give the same bits.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 
@@ -51,7 +52,10 @@ class ConvF32 final : public PreparedKernel {
     panels_ = (mg_ + kMR - 1) / kMR;
     const float* pw = w.data<float>();
     // The depthwise plane kernel reads the weights as stored; other layers only the panels.
-    if (wshape_[1] == 1 && mg_ == 1) weights_.assign(pw, pw + w.numel());
+    if (wshape_[1] == 1 && mg_ == 1) {
+      weights_.assign(pw, pw + w.numel());
+      finite_ = std::all_of(weights_.begin(), weights_.end(), [](float v) { return std::isfinite(v); });
+    }
     packed_.assign(static_cast<size_t>(group_ * panels_ * Kc_ * kMR), 0.0f);
     for (int64_t g = 0; g < group_; ++g)
       for (int64_t m = 0; m < mg_; ++m) {
@@ -80,13 +84,36 @@ class ConvF32 final : public PreparedKernel {
   }
 
  private:
+  // With finite weights, each plane is first copied into a zero-padded plane wide enough for
+  // every output column's taps, so the plane kernel's vector loops cover the borders and the
+  // columns past the last whole vector too (they ran element by element: 1.0 of the OCR
+  // recognizer's 5x5 layers' 1.0 ms). The same bits: a padding tap adds w * (+0) = +-0 to the
+  // chain, which changes a float sum only when that sum is -0, and a chain that starts at +0
+  // never is (x + (-x) rounds to +0); w = +-Inf would make w * 0 = NaN, hence finite weights only.
   void depthwise(const ref::ConvGeometry& geo, const float* x, float* y, int threads) const {
     const ref::Window& w = geo.w3;
+    const int64_t KH = w.kernel[1], KW = w.kernel[2], sh = w.stride[1], sw = w.stride[2], dh = w.dilation[1],
+                  dw = w.dilation[2], IH = w.in[1], IW = w.in[2], OH = w.out[1], OW = w.out[2];
+    const int64_t PH = (OH - 1) * sh + (KH - 1) * dh + 1, PW = OW * sw + (KW - 1) * dw;
+    const bool pad = finite_ && (w.pad_begin[1] > 0 || w.pad_begin[2] > 0 || OW % 16 != 0);  // 16: the widest vector
     parallel_for(geo.N * geo.M, threads, [&](int64_t nm) {
       int64_t m = nm % geo.M;
-      DwPlane p{x + nm * geo.in_plane, w.in[1], w.in[2], weights_.data() + m * geo.ks, w.kernel[1], w.kernel[2],
-                w.stride[1], w.stride[2], w.dilation[1], w.dilation[2], w.pad_begin[1], w.pad_begin[2],
-                y + nm * geo.out_plane, w.out[1], w.out[2], bias_[m]};
+      const float* xp = x + nm * geo.in_plane;
+      DwPlane p{xp, IH, IW, weights_.data() + m * geo.ks, KH, KW, sh, sw, dh, dw, w.pad_begin[1], w.pad_begin[2],
+                y + nm * geo.out_plane, OH, OW, bias_[m]};
+      if (pad) {
+        float* buf = task_buffer<float, __LINE__>(static_cast<size_t>(PH * PW));
+        std::fill(buf, buf + PH * PW, 0.0f);
+        const int64_t pl = w.pad_begin[2], n = std::max<int64_t>(0, std::min(IW, PW - pl));
+        for (int64_t r = 0; r < PH; ++r) {
+          int64_t ih = r - w.pad_begin[1];
+          if (ih >= 0 && ih < IH) std::copy(xp + ih * IW, xp + ih * IW + n, buf + r * PW + pl);
+        }
+        p.x = buf;
+        p.IH = PH;
+        p.IW = PW;
+        p.ph = p.pw = 0;
+      }
       k_->dwconv_plane(p);
     });
   }
@@ -337,6 +364,7 @@ class ConvF32 final : public PreparedKernel {
   const F32Kernels* k_;
   Shape wshape_;
   int64_t group_, M_ = 0, mg_ = 0, Kc_ = 0, panels_ = 0;
+  bool finite_ = false;  // depthwise weights all finite: the zero-padded plane applies
   std::vector<float> weights_, packed_, bias_;
 };
 

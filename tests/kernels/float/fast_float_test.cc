@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "fixpoint/runtime.h"
@@ -329,6 +330,29 @@ TEST(FastFloat, WideDepthwiseRowsAtEveryStride) {
     c.K = 9;
     check(c, fk::prepare_conv_f32);
   }
+}
+
+// Depthwise planes are zero-padded only for finite weights: an Inf tap over the padding is
+// skipped (as the reference skips it), never multiplied by 0 into NaN.
+TEST(FastFloat, DepthwisePaddingSkipsInfiniteTaps) {
+  Case c;
+  c.name = "depthwise3x3_inf_weight";
+  set_window(start_node(c, "Conv", {"x", "w"}), 2, {1, 1}, {1, 1}, {1, 1, 1, 1});
+  Tensor w(DType::Float32, {2, 1, 3, 3});
+  for (int64_t i = 0; i < w.numel(); ++i) w.data<float>()[i] = 0.5f;
+  w.data<float>()[0] = std::numeric_limits<float>::infinity();  // channel 0, tap (0, 0)
+  c.graph.initializers["w"] = w;
+  Tensor x(DType::Float32, {1, 2, 5, 21});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 1.0f;
+  c.ins = {"x"};
+  c.values = {x};
+  Tensor ref = run_reference(c, c.values);
+  for (const fk::F32Kernels* table : tables()) {
+    Tensor y = run_fast(*fk::prepare_conv_f32(c.node, c.graph, table), c, c.values, 1);
+    ASSERT_TRUE(same_bits(y, ref)) << table->isa;  // small integers and Inf: exact on every path
+  }
+  EXPECT_EQ(ref.data<float>()[0], 2.0f);  // (0, 0): its Inf tap lies in the padding
+  EXPECT_TRUE(std::isinf(ref.data<float>()[21 + 1]));
 }
 
 // Elementwise: the reference's bits for every broadcast the fast path takes.
