@@ -46,5 +46,9 @@ void register_elementwise_f32(KernelRegistry& r);
 void register_unary_f32(KernelRegistry& r);
 // Softmax, LogSoftmax (softmax_f32.cc).
 void register_softmax_f32(KernelRegistry& r);
+// BatchNormalization, inference mode (batchnorm_f32.cc).
+void register_batchnorm_f32(KernelRegistry& r);
+// GlobalAveragePool (global_avgpool_f32.cc).
+void register_global_avgpool_f32(KernelRegistry& r);
 
 }  // namespace fixpoint::fk

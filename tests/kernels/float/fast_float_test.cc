@@ -482,6 +482,48 @@ TEST(FastFloat, SoftmaxGivesTheReferenceBits) {
   }
 }
 
+// BatchNormalization (inference) and GlobalAveragePool: the reference's bits on 2-D to 5-D
+// inputs with NaNs, infinities and signed zeros, per-channel constants with zero and tiny
+// variances, at 1-3 threads.
+TEST(FastFloat, BatchNormAndGlobalAveragePoolGiveTheReferenceBits) {
+  KernelRegistry r;
+  fk::register_batchnorm_f32(r);
+  fk::register_global_avgpool_f32(r);
+  uint32_t base = seed_base(9000);
+  const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, std::nanf(""), 1e30f, -1e-30f};
+  for (uint32_t seed = base; seed < base + 60; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    Shape s = {pick(1, 3), pick(1, 9)};
+    for (int64_t d = pick(0, 3); d > 0; --d) s.push_back(pick(1, seed % 4 == 0 ? 60 : 9));
+    Tensor x = random_tensor(rng, s);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      if (pick(0, 99) == 0) x.data<float>()[i] = special[pick(0, 6)];
+    Node n;
+    n.outputs = {"y"};
+    n.opset = seed % 3 ? 15 : 9;
+    std::vector<Tensor> consts;
+    if (seed % 2) {
+      n.name = cat("batchnorm_seed_", seed);
+      n.op_type = "BatchNormalization";
+      n.inputs = {"x", "s", "b", "m", "v"};
+      n.attrs["epsilon"] = Attribute::of_float(seed % 5 ? 1e-5f : 1e-3f);
+      for (int k = 0; k < 4; ++k) consts.push_back(random_tensor(rng, {s[1]}));
+      for (int64_t ch = 0; ch < s[1]; ++ch) {
+        float& v = consts[3].data<float>()[ch];
+        v = ch % 3 == 0 ? 0.0f : std::fabs(v) * (ch % 3 == 1 ? 1e-6f : 3.0f);
+      }
+    } else {
+      n.name = cat("gap_seed_", seed);
+      n.op_type = "GlobalAveragePool";
+      n.inputs = {"x"};
+    }
+    std::vector<const Tensor*> ins = {&x};
+    for (const auto& t : consts) ins.push_back(&t);
+    ASSERT_NO_FATAL_FAILURE(expect_reference_bytes(r, n, ins, seed));
+  }
+}
+
 // The executor uses a prepared kernel where the registry has one and the reference elsewhere;
 // a kernel that declines (here: float64) falls back to the reference.
 TEST(FastFloat, ExecutorFallsBackWhereThePreparedKernelDeclines) {
