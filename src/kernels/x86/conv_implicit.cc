@@ -301,6 +301,23 @@ struct ImplicitTasks {
   }
 };
 
+// One task of a 16-bit layer on the pairs kernel, whose packed rows (pw: pack_conv_pairs) form
+// `groups` groups of rows_per_group: its (batch row, group) bg, virtual positions [p0, p0 + nq)
+// (np: nq padded to the kernel's width), rows [r0, r0 + rows) of its group, and their int64 sums
+// (PairInput::sums, rows x np).
+struct PairTile {
+  int64_t bg, p0, nq, r0, rows, np;
+  int64_t* sum;
+  PairTile(const ImplicitTasks& tasks, int64_t task, PairInput& in, const WordPlanes& qp, const PackedWeights& pw,
+           int64_t groups, int64_t rows_per_group) {
+    tasks.decode(task, bg, p0, nq, r0);
+    np = ceil_div(nq, pw.pairs->n_align) * pw.pairs->n_align;
+    rows = std::min(tasks.mb, rows_per_group - r0);
+    sum = in.sums(*pw.pairs, qp, bg, p0, pw.w16[0].data(), pw.rows, bg % groups * rows_per_group + r0, rows, np, pw.Kp,
+                  pw.kb);
+  }
+};
+
 // f(p, oh, ow, run) for each run of valid outputs (ow < OW) among virtual positions [p0, p0 + n)
 // of phase width Wq: positions p .. p + run - 1 are outputs (oh, ow .. ow + run - 1).
 template <class F>
@@ -516,25 +533,21 @@ bool conv_transpose_tiled_s16(qref::QContext& c, const PackedWeights& pw) {
   qref::ChannelRequant rq(c);
   Tensor& y = c.output(0, t.out_shape, false);  // every output pixel is one tap's
   const ImplicitTasks tasks(N * groups, t.in[1] * qp.Wq, R);
-  const GemmPairsKernel& kern = *pw.pairs;
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* yp = y.data<T>();
     parallel_for(tasks.count, c.threads, [&](int64_t task) {
-      int64_t bg, p0, nq, r0;
-      tasks.decode(task, bg, p0, nq, r0);
-      int64_t b = bg / groups, g = bg % groups;
-      int64_t np = ceil_div(nq, kern.n_align) * kern.n_align;
-      int64_t rows = std::min(tasks.mb, R - r0);
-      int64_t* sum = in.sums(kern, qp, bg, p0, pw.w16[0].data(), pw.rows, g * R + r0, rows, np, pw.Kp, pw.kb);
-      for (int64_t ri = 0; ri < rows; ++ri) {
-        int64_t r = r0 + ri, m = g * t.mg + r / ks, kh = r % ks / t.k[2], kw = r % ks % t.k[2];
-        int64_t* s = sum + ri * np;
-        requant_wide_in_place(rq, pw.requant64, m, rq.bias[m] - in.zu * pw.w_sum64[static_cast<size_t>(g * R + r)], s, np);
+      const PairTile tile(tasks, task, in, qp, pw, groups, R);
+      int64_t b = tile.bg / groups, g = tile.bg % groups;
+      for (int64_t ri = 0; ri < tile.rows; ++ri) {
+        int64_t r = tile.r0 + ri, m = g * t.mg + r / ks, kh = r % ks / t.k[2], kw = r % ks % t.k[2];
+        int64_t* s = tile.sum + ri * tile.np;
+        requant_wide_in_place(rq, pw.requant64, m, rq.bias[m] - in.zu * pw.w_sum64[static_cast<size_t>(g * R + r)], s,
+                              tile.np);
         // Input pixel (ih, iw) lands on output (ih s_h + kh, iw s_w + kw).
-        for_each_valid_run(p0, nq, qp.Wq, W, [&](int64_t p, int64_t ih, int64_t iw, int64_t run) {
+        for_each_valid_run(tile.p0, tile.nq, qp.Wq, W, [&](int64_t p, int64_t ih, int64_t iw, int64_t run) {
           T* out = yp + ((b * t.M + m) * OH + ih * t.s[1] + kh) * OW + iw * t.s[2] + kw;
-          const int64_t* v = s + (p - p0);
+          const int64_t* v = s + (p - tile.p0);
           for (int64_t i = 0; i < run; ++i) out[i * t.s[2]] = static_cast<T>(v[i]);
         });
       }
@@ -552,24 +565,20 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
   FP_CHECK(geo.w3.in[0] == 1 && geo.w3.kernel[0] == 1 && geo.cg * geo.ks == pw.K && geo.M == pw.rows,
            op.node.label(), ": packed weights do not fit the layer");
   const int64_t N = geo.N, M = geo.M, group = geo.group, mg = geo.mg, OH = geo.w3.out[1], OW = geo.w3.out[2];
-  const int64_t Kp = pw.Kp, kb = pw.kb;
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
   WordPlanes qp(geo, ceil_div(geo.cg, 2));
   const int64_t P = OH * qp.Wq;
   PairInput in(c, geo, qp);
   const int64_t zu = in.zu;
   const ImplicitTasks tasks(N * group, P, mg);
-  const GemmPairsKernel& kern = *pw.pairs;
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* yp = y.data<T>();
     parallel_for(tasks.count, c.threads, [&](int64_t task) {
-      int64_t bg, p0, nq, m0;
-      tasks.decode(task, bg, p0, nq, m0);
-      int64_t b = bg / group, g = bg % group;
-      int64_t np = ceil_div(nq, kern.n_align) * kern.n_align;
-      int64_t rows = std::min(tasks.mb, mg - m0);
-      int64_t* sum = in.sums(kern, qp, bg, p0, pw.w16[0].data(), M, g * mg + m0, rows, np, Kp, kb);
+      const PairTile tile(tasks, task, in, qp, pw, group, mg);
+      const int64_t p0 = tile.p0, nq = tile.nq, m0 = tile.r0, rows = tile.rows, np = tile.np;
+      const int64_t b = tile.bg / group, g = tile.bg % group;
+      int64_t* sum = tile.sum;
       // RQ (13) of the whole tile in place (dropped positions included: rows stay contiguous),
       // then the valid outputs stored.
       for (int64_t mi = 0; mi < rows; ++mi) {
@@ -615,21 +624,16 @@ void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
   PairInput in(geo, qp, xt, x.dtype(), c.in_q[0].zero_point, c.threads);
   qref::ChannelRequant rq(c);
   const ImplicitTasks tasks(1, qp.Wq, N);
-  const GemmPairsKernel& kern = *pw.pairs;
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* yp = y.data<T>();
     parallel_for(tasks.count, c.threads, [&](int64_t task) {
-      int64_t bg, p0, nq, m0;
-      tasks.decode(task, bg, p0, nq, m0);
-      int64_t np = ceil_div(nq, kern.n_align) * kern.n_align;
-      int64_t nm = std::min(tasks.mb, N - m0);
-      int64_t* sum = in.sums(kern, qp, 0, p0, pw.w16[0].data(), N, m0, nm, np, pw.Kp, pw.kb);
-      for (int64_t mi = 0; mi < nm; ++mi) {  // (13) per channel, then its codes down the rows
-        int64_t m = m0 + mi;
-        int64_t* s = sum + mi * np;
-        requant_wide_in_place(rq, pw.requant64, m, rq.bias[m] - in.zu * pw.w_sum64[static_cast<size_t>(m)], s, np);
-        for (int64_t i = 0; i < std::min(nq, rows - p0); ++i) yp[(p0 + i) * N + m] = static_cast<T>(s[i]);
+      const PairTile tile(tasks, task, in, qp, pw, 1, N);
+      for (int64_t mi = 0; mi < tile.rows; ++mi) {  // (13) per channel, then its codes down the rows
+        int64_t m = tile.r0 + mi;
+        int64_t* s = tile.sum + mi * tile.np;
+        requant_wide_in_place(rq, pw.requant64, m, rq.bias[m] - in.zu * pw.w_sum64[static_cast<size_t>(m)], s, tile.np);
+        for (int64_t i = 0; i < std::min(tile.nq, rows - tile.p0); ++i) yp[(tile.p0 + i) * N + m] = static_cast<T>(s[i]);
       }
     });
   });
