@@ -252,6 +252,26 @@ TEST(ElementwiseFast, AddSubRowMatchesTheFormulaOnLargeCoefficients) {
   }
 }
 
+// Pool c (node, codes and encodings set) with a random multiplier M = m 2^-n near 1 (the
+// compiler's range for similar input and output scales): avgpool_fast gives the reference's
+// codes at 1-3 threads.
+void expect_pool_matches_reference(test::Case& c, std::mt19937& rng, const std::string& what) {
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  params::AvgPool p;
+  p.m = pick(int64_t{1} << 29, (int64_t{1} << 31) - 1);
+  p.n = pick(28, 33);
+  c.op.params = p;
+  std::vector<Tensor> want(1);
+  qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1};
+  qref::find_integer_kernel("avgpool")(rc);
+  for (int threads : {1, 2, 3}) {
+    std::vector<Tensor> got(1);
+    qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
+    ASSERT_TRUE(xk::avgpool_fast(fc)) << what;
+    expect_same(want[0], got[0], cat(what, " threads=", threads));
+  }
+}
+
 // GlobalAveragePool (avgpool_fast.cc): 8/16-bit codes, zero points, 3-D to 5-D inputs,
 // planes of 1 to 4000 cells, at 1-3 threads.
 TEST(ElementwiseFast, GlobalAveragePoolMatchesTheReference) {
@@ -266,19 +286,7 @@ TEST(ElementwiseFast, GlobalAveragePoolMatchesTheReference) {
     test::set_input(c, s, rng, true);
     test::set_output(c, rng, true);
     c.op.node = test::make_node("GlobalAveragePool", {"x"}, {"y"}, cat("gap_seed_", seed));
-    params::AvgPool p;
-    p.m = pick(int64_t{1} << 29, (int64_t{1} << 31) - 1);
-    p.n = pick(28, 33);  // M = m 2^-n near 1: the compiler's range for similar input and output scales
-    c.op.params = p;
-    std::vector<Tensor> want(1);
-    qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1};
-    qref::find_integer_kernel("avgpool")(rc);
-    for (int threads : {1, 2, 3}) {
-      std::vector<Tensor> got(1);
-      qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
-      ASSERT_TRUE(xk::avgpool_fast(fc));
-      expect_same(want[0], got[0], cat("gap seed=", seed, " ", shape_str(s), " threads=", threads));
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_pool_matches_reference(c, rng, cat("gap seed=", seed, " ", shape_str(s))));
   }
 }
 
@@ -308,19 +316,7 @@ TEST(ElementwiseFast, AveragePoolMatchesTheReference) {
                                  {"dilations", test::ints_attr(d)}, {"pads", test::ints_attr(pads)},
                                  {"count_include_pad", test::int_attr(pick(0, 1))},
                                  {"ceil_mode", test::int_attr(pick(0, 3) == 0)}});
-    params::AvgPool p;
-    p.m = pick(int64_t{1} << 29, (int64_t{1} << 31) - 1);
-    p.n = pick(28, 33);
-    c.op.params = p;
-    std::vector<Tensor> want(1);
-    qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1};
-    qref::find_integer_kernel("avgpool")(rc);
-    for (int threads : {1, 2, 3}) {
-      std::vector<Tensor> got(1);
-      qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
-      ASSERT_TRUE(xk::avgpool_fast(fc));
-      expect_same(want[0], got[0], cat("avgpool seed=", seed, " ", shape_str(s), " threads=", threads));
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_pool_matches_reference(c, rng, cat("avgpool seed=", seed, " ", shape_str(s))));
   }
 }
 
