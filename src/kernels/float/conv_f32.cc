@@ -337,14 +337,15 @@ class ConvF32 final : public PreparedKernel {
     for (int64_t k0 = 0; k0 < Kc_; k0 += kKc) {
       int64_t kk = std::min(kKc, Kc_ - k0);
       bool last = k0 + kk == Kc_;
-      for (int64_t mp = mp0; mp < mp1; ++mp) {
+      for (int64_t mp = mp0; mp < mp1; mp += 2) {  // two panels per tile where there are two
+        const int64_t np = std::min<int64_t>(2, mp1 - mp);
         const float* a = panel(g, mp, k0);
-        int mr = whole ? kMR : static_cast<int>(std::min<int64_t>(kMR, mg_ - mp * kMR));
+        int mr = static_cast<int>(whole ? np * kMR : std::min<int64_t>(np * kMR, mg_ - mp * kMR));
         const float* bias = last ? bias_.data() + g * mg_ + mp * kMR : nullptr;
+        auto tile = np == 2 ? k_->gemm_indirect_pair : k_->gemm_indirect;
         for (int64_t j0 = 0; j0 < nc; j0 += NR) {
           int nr = whole ? static_cast<int>(NR) : static_cast<int>(std::min<int64_t>(NR, nc - j0));
-          k_->gemm_indirect(kk, a, rows + (j0 / NR) * Kc_ + k0, bias, k0 > 0, out + (mp - mp0) * kMR * ldc + j0, ldc,
-                            mr, nr);
+          tile(kk, a, rows + (j0 / NR) * Kc_ + k0, bias, k0 > 0, out + (mp - mp0) * kMR * ldc + j0, ldc, mr, nr);
         }
       }
     }

@@ -41,6 +41,10 @@ struct F32Kernels {
   // (k in [0, K1) then [K1, K)) continues each chain exactly: the same bits as one call.
   void (*gemm_indirect)(int64_t K, const float* a, const float* const* rows, const float* row_bias,
                              bool accumulate, float* c, int64_t ldc, int mr, int nr);
+  // gemm_indirect over two consecutive panels: rows i < kMR from a, rows kMR <= i < mr (mr <=
+  // 2 kMR) from the next panel at a + K * kMR; row_bias has mr values. The same chains (F1).
+  void (*gemm_indirect_pair)(int64_t K, const float* a, const float* const* rows, const float* row_bias,
+                             bool accumulate, float* c, int64_t ldc, int mr, int nr);
   void (*dwconv_plane)(const DwPlane& p);
 };
 

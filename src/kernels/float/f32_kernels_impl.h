@@ -17,24 +17,29 @@ struct IndirectRows {
   const float* operator[](int64_t k) const { return rows[k]; }
 };
 
-template <class V, class Rows>
+// One tile of MR = kMR or 2 kMR rows: rows i < kMR read the A panel a[k * kMR + i], rows
+// i >= kMR the next panel a[a2 + k * kMR + i - kMR] (a2 = K * kMR: panels of one k block are
+// consecutive). Every element is its own chain (F1), so the tile's height changes no bit; the
+// taller tile loads each B row once for twice the FMAs (AVX-512: 24 accumulators).
+template <class V, int MR, class Rows>
 void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, bool accumulate, float* c, int64_t ldc, int mr,
                int nr) {
   constexpr int NR = V::NR, NV = NR / V::W;
-  typename V::Reg acc[kMR][NV];
+  const int64_t a2 = K * kMR;
+  typename V::Reg acc[MR][NV];
   if (!accumulate) {
 #pragma GCC unroll 16
-    for (int i = 0; i < kMR; ++i)
+    for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 16
       for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
-  } else if (mr == kMR && nr == NR) {  // continue the chains from C (a previous K block)
-    for (int i = 0; i < kMR; ++i)
+  } else if (mr == MR && nr == NR) {  // continue the chains from C (a previous K block)
+    for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NV; ++j) acc[i][j] = V::load(c + i * ldc + j * V::W);
   } else {
-    float tile[kMR * NR] = {};
+    float tile[MR * NR] = {};
     for (int i = 0; i < mr; ++i)
       for (int j = 0; j < nr; ++j) tile[i * NR + j] = c[i * ldc + j];
-    for (int i = 0; i < kMR; ++i)
+    for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NV; ++j) acc[i][j] = V::load(tile + i * NR + j * V::W);
   }
   for (int64_t k = 0; k < K; ++k) {
@@ -43,26 +48,26 @@ void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, bool ac
 #pragma GCC unroll 16
     for (int j = 0; j < NV; ++j) bv[j] = V::load(row + j * V::W);
 #pragma GCC unroll 16
-    for (int i = 0; i < kMR; ++i) {
-      typename V::Reg av = V::set1(a[k * kMR + i]);
+    for (int i = 0; i < MR; ++i) {
+      typename V::Reg av = V::set1(i < kMR ? a[k * kMR + i] : a[a2 + k * kMR + i - kMR]);
 #pragma GCC unroll 16
       for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(av, bv[j], acc[i][j]);
     }
   }
   if (row_bias)  // y = acc + b, after the chain (as the reference adds its bias)
 #pragma GCC unroll 16
-    for (int i = 0; i < kMR; ++i) {
+    for (int i = 0; i < MR; ++i) {
       typename V::Reg bi = V::set1(i < mr ? row_bias[i] : 0.0f);
 #pragma GCC unroll 16
       for (int j = 0; j < NV; ++j) acc[i][j] = V::add(acc[i][j], bi);
     }
-  if (mr == kMR && nr == NR) {
-    for (int i = 0; i < kMR; ++i)
+  if (mr == MR && nr == NR) {
+    for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NV; ++j) V::store(c + i * ldc + j * V::W, acc[i][j]);
     return;
   }
-  float tile[kMR * NR];
-  for (int i = 0; i < kMR; ++i)
+  float tile[MR * NR];
+  for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) V::store(tile + i * NR + j * V::W, acc[i][j]);
   for (int i = 0; i < mr; ++i)
     for (int j = 0; j < nr; ++j) c[i * ldc + j] = tile[i * NR + j];
@@ -70,13 +75,30 @@ void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, bool ac
 
 template <class V>
 void gemm_packed(int64_t K, const float* a, const float* b, float* c, int64_t ldc, int mr, int nr) {
-  gemm_tile<V>(K, a, PackedRows<V::NR>{b}, nullptr, false, c, ldc, mr, nr);
+  gemm_tile<V, kMR>(K, a, PackedRows<V::NR>{b}, nullptr, false, c, ldc, mr, nr);
 }
 
 template <class V>
 void gemm_indirect(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
                         float* c, int64_t ldc, int mr, int nr) {
-  gemm_tile<V>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr);
+  gemm_tile<V, kMR>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr);
+}
+
+// Two consecutive panels in one 2 kMR-row tile (tables with the registers for it: AVX-512).
+template <class V>
+void gemm_indirect_pair(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
+                        float* c, int64_t ldc, int mr, int nr) {
+  gemm_tile<V, 2 * kMR>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr);
+}
+
+// The same as two kMR-row tiles (tables without the registers: 24 accumulators would spill).
+template <class V>
+void gemm_indirect_pair_as_two(int64_t K, const float* a, const float* const* rows, const float* row_bias,
+                               bool accumulate, float* c, int64_t ldc, int mr, int nr) {
+  gemm_indirect<V>(K, a, rows, row_bias, accumulate, c, ldc, std::min(mr, kMR), nr);
+  if (mr > kMR)
+    gemm_indirect<V>(K, a + K * kMR, rows, row_bias ? row_bias + kMR : nullptr, accumulate, c + kMR * ldc, ldc,
+                     mr - kMR, nr);
 }
 
 // One output element of a depthwise plane, taps outside the input skipped (the padding's zeros
@@ -144,3 +166,4 @@ void dwconv_plane(const DwPlane& p) {
     for (; ow < p.OW; ++ow) y[ow] = dw_element(p, oh, ow) + p.bias;
   }
 }
+
