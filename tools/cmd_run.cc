@@ -199,6 +199,10 @@ void run_run(const RunArgs& a) {
       for (size_t i = 0; trace.on() && i < outs.size(); ++i)
         trace.add(n.outputs[i], n.name, n.op_type, outs[i], nullptr, QParams{});
     };
+  if (a.profile && !trace.on())  // a trace needs every tensor: nothing fused; a profile times what runs
+    ro.on_fused = [&](const Node& first, const Node& last, const Tensor&) {
+      prof.end_op(cat(first.label(), " .. ", last.label()), "(element-wise chain)");
+    };
   std::string what = a.reference ? std::string("float reference kernels")
                                  : cat("float isa=", float_kernel_isa(), " threads=", ro.threads);
   outputs = timed_runs(a, what, [&] {

@@ -54,10 +54,28 @@ class PreparedKernel {
 // Makes the prepared kernel of `node` given the graph's constants, or nullptr to decline.
 using PrepareKernelFn = std::unique_ptr<PreparedKernel> (*)(const Node& node, const Graph& graph);
 
+// Nodes first .. first + count() - 1 of a graph run as one kernel whose only output is the last
+// node's output; the tensors between them are never stored. Built once per executor; used only
+// by runs that do not observe intermediates (no on_node, no keep_all). run() returns false for
+// inputs it does not handle, and the nodes then run one by one: it must give their bits.
+class FusedKernel {
+ public:
+  virtual ~FusedKernel() = default;
+  virtual size_t count() const = 0;
+  // value(name): a computed tensor or constant (nullptr if it has none). out: the last node's
+  // output, allocated from `pool` when non-null.
+  virtual bool run(const std::function<const Tensor*(const std::string&)>& value, BufferPool* pool, int threads,
+                   Tensor& out) const = 0;
+};
+// The fused kernel starting at node `first` of the graph, or nullptr.
+using FuseKernelFn = std::unique_ptr<FusedKernel> (*)(const Graph& graph, size_t first);
+
 class KernelRegistry {
  public:
   void add(const std::string& op_type, KernelFn fn) { kernels_[op_type] = fn; }
   void add_prepared(const std::string& op_type, PrepareKernelFn fn) { prepared_[op_type] = fn; }
+  void set_fuser(FuseKernelFn fn) { fuser_ = fn; }
+  FuseKernelFn fuser() const { return fuser_; }
   KernelFn find(const std::string& op_type, const std::string& domain) const;
   PrepareKernelFn find_prepared(const std::string& op_type, const std::string& domain) const;
   std::vector<std::string> ops() const;
@@ -67,6 +85,7 @@ class KernelRegistry {
  private:
   std::map<std::string, KernelFn> kernels_;
   std::map<std::string, PrepareKernelFn> prepared_;
+  FuseKernelFn fuser_ = nullptr;
 };
 
 // Runs one node with the reference kernels (used by constant folding and tests).
@@ -81,8 +100,12 @@ std::vector<Tensor> run_node(const Node& node, const std::vector<const Tensor*>&
 void check_inputs(const std::vector<ValueInfo>& declared, const std::map<std::string, Tensor>& inputs);
 
 struct RunOptions {
-  // Called after each node with its outputs (tracing, debugging). Must not modify them.
+  // Called after each node with its outputs (tracing, debugging). Must not modify them. Set
+  // alone, it sees every node, so no nodes are fused (FusedKernel).
   std::function<void(const Node&, const std::vector<Tensor>&)> on_node;
+  // Called after nodes first .. last ran as one fused kernel, with its output; setting it lets a
+  // run with on_node fuse (on_node then sees only the nodes that ran alone): profiles.
+  std::function<void(const Node& first, const Node& last, const Tensor& out)> on_fused;
   // Keep every intermediate tensor alive (disables buffer reuse).
   bool keep_all = false;
   // Threads per kernel (kernels that use them give the same bits for any count).
@@ -99,11 +122,15 @@ class Executor {
   const Graph& graph() const { return graph_; }
   // Checks names, dtypes and shapes of the inputs, runs, returns the graph outputs by name.
   std::map<std::string, Tensor> run(const std::map<std::string, Tensor>& inputs, const RunOptions& opts = {});
+  // Node runs of fused kernels so far (tests: a chain that should fuse did).
+  int64_t fused_runs() const { return fused_runs_; }
 
  private:
   Graph graph_;
   std::vector<KernelFn> kernels_;
   std::vector<std::unique_ptr<PreparedKernel>> prepared_;
+  std::vector<std::unique_ptr<FusedKernel>> fused_;  // per node: the fused kernel starting there
+  int64_t fused_runs_ = 0;
   std::map<std::string, int> uses_;
   std::unique_ptr<BufferPool> pool_;
 };

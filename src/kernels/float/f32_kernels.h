@@ -27,6 +27,22 @@ struct DwPlane {
   float bias;
 };
 
+// One element-wise step of a fused chain (pointwise_chain.cc) over n elements: y[i] = a op b
+// (unary ops read a), an operand given as a row or, its pointer null, one value; y overlaps
+// neither. Each element is the nodes' own definition: one IEEE operation for Add, Sub, Mul, Div;
+// ref::ReluOp, ref::clip_value, ref::SigmoidOp (src/kernels/reference/unary_ops.h).
+enum class PointwiseKind { kAdd, kSub, kMul, kDiv, kRelu, kClip, kSigmoid };
+struct PointwiseStep {
+  PointwiseKind kind;
+  const float* a;
+  float av;
+  const float* b;
+  float bv;
+  float lo, hi;  // Clip's bounds
+  float* y;
+  int64_t n;
+};
+
 struct F32Kernels {
   const char* isa;  // "scalar", "avx2", "avx512"
   int nr;           // columns of its GEMM tile = the width of the B panels it reads (16 or 32)
@@ -46,6 +62,8 @@ struct F32Kernels {
   void (*gemm_indirect_pair)(int64_t K, const float* a, const float* const* rows, const float* row_bias,
                              bool accumulate, float* c, int64_t ldc, int mr, int nr);
   void (*dwconv_plane)(const DwPlane& p);
+  // The chains' steps, vectorized at the table's width (the generic build's are 4 wide).
+  void (*pointwise)(const PointwiseStep& s);
 };
 
 extern const F32Kernels kF32Scalar;

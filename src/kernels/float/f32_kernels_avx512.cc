@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../reference/unary_ops.h"
 #include "f32_kernels.h"
 
 namespace {
@@ -40,5 +41,5 @@ struct Avx512 {
 }  // namespace
 
 namespace fixpoint::fk {
-const F32Kernels kF32Avx512{"avx512", Avx512::NR, gemm_packed<Avx512>, gemm_indirect<Avx512>, gemm_indirect_pair<Avx512>, dwconv_plane<Avx512>};
+const F32Kernels kF32Avx512{"avx512", Avx512::NR, gemm_packed<Avx512>, gemm_indirect<Avx512>, gemm_indirect_pair<Avx512>, dwconv_plane<Avx512>, pointwise};
 }

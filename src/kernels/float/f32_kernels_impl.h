@@ -2,7 +2,7 @@
 // translation unit (f32_kernels_scalar.cc, f32_kernels_avx2.cc) inside an anonymous namespace.
 // V provides: Reg, W (lanes), NR (the GEMM tile's columns, a multiple of W), zero(), load(p), load_strided(p, s), set1(v), fma(a, b, c) = a*b+c
 // rounded once, store(p, r). Every output element is the chain (F1) of f32_kernels.h.
-// The TU includes <algorithm> and <cmath> before the anonymous namespace.
+// The TU includes <algorithm>, <cmath> and ../reference/unary_ops.h before the anonymous namespace.
 using fixpoint::fk::DwPlane;
 using fixpoint::fk::kMR;
 
@@ -167,3 +167,35 @@ void dwconv_plane(const DwPlane& p) {
   }
 }
 
+// y[i] = f(a[i] or av, b[i] or bv): restrict rows, so the loops vectorize.
+template <class F>
+void pointwise_binary(const float* __restrict a, float av, const float* __restrict b, float bv, float* __restrict y,
+                      int64_t n, F f) {
+  if (a && b)
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
+  else if (a)
+    for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], bv);
+  else
+    for (int64_t i = 0; i < n; ++i) y[i] = f(av, b[i]);
+}
+
+template <class F>
+void pointwise_unary(const float* __restrict x, float* __restrict y, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+}
+
+inline void pointwise(const fixpoint::fk::PointwiseStep& s) {
+  using K = fixpoint::fk::PointwiseKind;
+  switch (s.kind) {
+    case K::kAdd: return pointwise_binary(s.a, s.av, s.b, s.bv, s.y, s.n, [](float x, float y) { return x + y; });
+    case K::kSub: return pointwise_binary(s.a, s.av, s.b, s.bv, s.y, s.n, [](float x, float y) { return x - y; });
+    case K::kMul: return pointwise_binary(s.a, s.av, s.b, s.bv, s.y, s.n, [](float x, float y) { return x * y; });
+    case K::kDiv: return pointwise_binary(s.a, s.av, s.b, s.bv, s.y, s.n, [](float x, float y) { return x / y; });
+    case K::kRelu: return pointwise_unary(s.a, s.y, s.n, fixpoint::ref::ReluOp{});
+    case K::kSigmoid: return pointwise_unary(s.a, s.y, s.n, fixpoint::ref::SigmoidOp{});
+    case K::kClip: {
+      const float lo = s.lo, hi = s.hi;
+      return pointwise_unary(s.a, s.y, s.n, [lo, hi](float x) { return fixpoint::ref::clip_value(x, lo, hi); });
+    }
+  }
+}

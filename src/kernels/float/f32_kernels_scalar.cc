@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../reference/unary_ops.h"
 #include "f32_kernels.h"
 
 namespace {
@@ -22,5 +23,5 @@ struct Scalar {
 }  // namespace
 
 namespace fixpoint::fk {
-const F32Kernels kF32Scalar{"scalar", Scalar::NR, gemm_packed<Scalar>, gemm_indirect<Scalar>, gemm_indirect_pair_as_two<Scalar>, dwconv_plane<Scalar>};
+const F32Kernels kF32Scalar{"scalar", Scalar::NR, gemm_packed<Scalar>, gemm_indirect<Scalar>, gemm_indirect_pair_as_two<Scalar>, dwconv_plane<Scalar>, pointwise};
 }

@@ -50,5 +50,7 @@ void register_softmax_f32(KernelRegistry& r);
 void register_batchnorm_f32(KernelRegistry& r);
 // GlobalAveragePool (global_avgpool_f32.cc).
 void register_global_avgpool_f32(KernelRegistry& r);
+// Chains of element-wise nodes run as one kernel (pointwise_chain.cc).
+void register_pointwise_chains(KernelRegistry& r);
 
 }  // namespace fixpoint::fk

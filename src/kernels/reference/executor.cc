@@ -85,6 +85,10 @@ Executor::Executor(Graph graph, const KernelRegistry& registry) : graph_(std::mo
     PrepareKernelFn prep = registry.find_prepared(n.op_type, n.domain);
     prepared_.push_back(prep ? prep(n, graph_) : nullptr);
   }
+  fused_.resize(graph_.nodes.size());
+  if (FuseKernelFn fuse = registry.fuser())
+    for (size_t k = 0; k < graph_.nodes.size(); ++k)
+      if ((fused_[k] = fuse(graph_, k))) k += fused_[k]->count() - 1;  // fused kernels never overlap
   uses_ = graph_.use_counts();
 }
 
@@ -136,8 +140,46 @@ std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>&
   for (const auto& [name, t] : graph_.initializers) values[name] = t;
   std::map<std::string, int> remaining = uses_;
   std::vector<const Tensor*> ins;
+  // Release tensors whose last reader was `node`; their storage returns to the pool.
+  auto release = [&](const Node& node) {
+    for (const auto& in : node.inputs) {
+      if (in.empty() || graph_.initializers.count(in)) continue;
+      if (--remaining[in] == 0) {
+        auto it = values.find(in);
+        if (it != values.end()) {
+          pool_->give(it->second.release_storage());
+          values.erase(it);
+        }
+      }
+    }
+  };
+  const bool fuse = !opts.keep_all && (!opts.on_node || opts.on_fused);
+  auto value = [&](const std::string& name) -> const Tensor* {
+    auto it = values.find(name);
+    return it == values.end() ? nullptr : &it->second;
+  };
   for (size_t k = 0; k < graph_.nodes.size(); ++k) {
     const Node& node = graph_.nodes[k];
+    if (fuse && fused_[k]) {
+      const FusedKernel& f = *fused_[k];
+      Tensor out;
+      bool ran;
+      try {
+        ran = f.run(value, pool_.get(), opts.threads, out);
+      } catch (const std::exception& e) {
+        fail(node.label(), " (and the ", f.count() - 1, " element-wise nodes after it, run as one): ", e.what());
+      }
+      if (ran) {
+        ++fused_runs_;
+        const Node& last = graph_.nodes[k + f.count() - 1];
+        if (opts.on_fused) opts.on_fused(node, last, out);
+        values[last.outputs[0]] = std::move(out);
+        for (size_t j = k; j < k + f.count(); ++j) release(graph_.nodes[j]);
+        if (remaining[last.outputs[0]] == 0) values.erase(last.outputs[0]);
+        k += f.count() - 1;
+        continue;
+      }
+    }
     ins.clear();
     for (const auto& in : node.inputs) {
       if (in.empty()) { ins.push_back(nullptr); continue; }
@@ -151,17 +193,7 @@ std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>&
     for (size_t i = 0; i < outs.size(); ++i)
       if (!node.outputs[i].empty()) values[node.outputs[i]] = std::move(outs[i]);
     if (opts.keep_all) continue;
-    // Release tensors whose last reader was this node; their storage returns to the pool.
-    for (const auto& in : node.inputs) {
-      if (in.empty() || graph_.initializers.count(in)) continue;
-      if (--remaining[in] == 0) {
-        auto it = values.find(in);
-        if (it != values.end()) {
-          pool_->give(it->second.release_storage());
-          values.erase(it);
-        }
-      }
-    }
+    release(node);
     for (const auto& o : node.outputs)  // outputs nobody reads
       if (!o.empty() && remaining[o] == 0) {
         auto it = values.find(o);
