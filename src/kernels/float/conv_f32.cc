@@ -94,7 +94,8 @@ class ConvF32 final : public PreparedKernel {
     const ref::Window& w = geo.w3;
     const int64_t KH = w.kernel[1], KW = w.kernel[2], sh = w.stride[1], sw = w.stride[2], dh = w.dilation[1],
                   dw = w.dilation[2], IH = w.in[1], IW = w.in[2], OH = w.out[1], OW = w.out[2];
-    const int64_t PH = (OH - 1) * sh + (KH - 1) * dh + 1, PW = OW * sw + (KW - 1) * dw;
+    // PW: room for one more whole vector past the last (DwPlane::vector_tail).
+    const int64_t PH = (OH - 1) * sh + (KH - 1) * dh + 1, PW = (OW + 15) / 16 * 16 * sw + (KW - 1) * dw;
     const bool pad = finite_ && (w.pad_begin[1] > 0 || w.pad_begin[2] > 0 || OW % 16 != 0);  // 16: the widest vector
     parallel_for(geo.N * geo.M, threads, [&](int64_t nm) {
       int64_t m = nm % geo.M;
@@ -103,16 +104,23 @@ class ConvF32 final : public PreparedKernel {
                 y + nm * geo.out_plane, OH, OW, bias_[m]};
       if (pad) {
         float* buf = task_buffer<float, __LINE__>(static_cast<size_t>(PH * PW));
-        std::fill(buf, buf + PH * PW, 0.0f);
-        const int64_t pl = w.pad_begin[2], n = std::max<int64_t>(0, std::min(IW, PW - pl));
-        for (int64_t r = 0; r < PH; ++r) {
-          int64_t ih = r - w.pad_begin[1];
-          if (ih >= 0 && ih < IH) std::copy(xp + ih * IW, xp + ih * IW + n, buf + r * PW + pl);
+        const int64_t pl = std::min(w.pad_begin[2], PW), n = std::max<int64_t>(0, std::min(IW, PW - pl));
+        for (int64_t r = 0; r < PH; ++r) {  // each row written once: zeros, the input's run, zeros
+          const int64_t ih = r - w.pad_begin[1];
+          float* row = buf + r * PW;
+          if (ih < 0 || ih >= IH) {
+            std::fill(row, row + PW, 0.0f);
+            continue;
+          }
+          std::fill(row, row + pl, 0.0f);
+          std::copy(xp + ih * IW, xp + ih * IW + n, row + pl);
+          std::fill(row + pl + n, row + PW, 0.0f);
         }
         p.x = buf;
         p.IH = PH;
         p.IW = PW;
         p.ph = p.pw = 0;
+        p.vector_tail = true;
       }
       k_->dwconv_plane(p);
     });

@@ -25,6 +25,10 @@ struct DwPlane {
   float* y;  // output plane OH x OW
   int64_t OH, OW;
   float bias;
+  // No padding (ph = pw = 0) and every row readable up to column ceil16(OW) sw + (KW - 1) dw - 1
+  // (16: the widest vector): the columns past the last whole vector run as one more vector,
+  // stored through a buffer, instead of element by element.
+  bool vector_tail = false;
 };
 
 // One element-wise step of a fused chain (pointwise_chain.cc) over n elements: y[i] = a op b

@@ -163,6 +163,18 @@ void dwconv_plane(const DwPlane& p) {
       }
       V::store(y + ow, V::add(acc, V::set1(p.bias)));
     }
+    if (p.vector_tail && ow < p.OW && V::W > 1) {  // rows fully inside (no padding): every tap
+      typename V::Reg acc = V::zero();
+      for (int64_t kh = 0; kh < p.KH; ++kh) {
+        const float* row = p.x + (oh * p.sh + kh * p.dh) * p.IW + ow * p.sw;
+        for (int64_t kw = 0; kw < p.KW; ++kw)
+          acc = V::fma(V::set1(p.w[kh * p.KW + kw]), V::load_strided(row + kw * p.dw, p.sw), acc);
+      }
+      float tail[16];
+      V::store(tail, V::add(acc, V::set1(p.bias)));
+      std::copy(tail, tail + (p.OW - ow), y + ow);
+      ow = p.OW;
+    }
     for (; ow < p.OW; ++ow) y[ow] = dw_element(p, oh, ow) + p.bias;
   }
 }
