@@ -21,11 +21,26 @@ class GlobalAvgPoolF32 final : public PreparedKernel {
     Tensor& y = c.output(0, DType::Float32, ys, false);  // every plane's mean written
     const float* px = x.data<float>();
     float* py = y.data<float>();
-    parallel_for(planes, c.threads, [&](int64_t nc) {
-      const float* v = px + nc * plane;
-      float acc = 0.0f;
-      for (int64_t i = 0; i < plane; ++i) acc = acc + v[i];
-      py[nc] = acc / static_cast<float>(plane);
+    // kGroup planes at a time: their chains are independent, so the adds overlap instead of
+    // each waiting for the previous one's latency (the OCR detector's 10 pools: 3.4% -> 1.0% of its
+    // time at one thread). Each chain is still the reference's, in order: the same bits.
+    constexpr int64_t kGroup = 8;
+    parallel_for((planes + kGroup - 1) / kGroup, c.threads, [&](int64_t t) {
+      const int64_t p0 = t * kGroup, g = std::min(kGroup, planes - p0);
+      const float* v = px + p0 * plane;
+      if (g < kGroup) {
+        for (int64_t j = 0; j < g; ++j) {
+          float acc = 0.0f;
+          for (int64_t i = 0; i < plane; ++i) acc = acc + v[j * plane + i];
+          py[p0 + j] = acc / static_cast<float>(plane);
+        }
+        return;
+      }
+      float acc[kGroup] = {};
+      for (int64_t i = 0; i < plane; ++i)
+#pragma GCC unroll 8
+        for (int64_t j = 0; j < kGroup; ++j) acc[j] = acc[j] + v[j * plane + i];
+      for (int64_t j = 0; j < kGroup; ++j) py[p0 + j] = acc[j] / static_cast<float>(plane);
     });
     return true;
   }
