@@ -249,8 +249,17 @@ class ConvF32 final : public PreparedKernel {
             std::fill(row, row + Wq, 0.0f);
             continue;
           }
-          const float* src = xc + ih * W;
-          for (int64_t c = 0, iw = ph % sx - w.pad_begin[2]; c < Wq; ++c, iw += sx) row[c] = iw >= 0 && iw < W ? src[iw] : 0.0f;
+          // Columns c with input column iw = c sx + ph % sx - pad inside [0, W): [c0, c1).
+          const int64_t off = ph % sx - w.pad_begin[2];
+          const int64_t c0 = std::clamp<int64_t>((-off + sx - 1) / sx, 0, Wq);
+          const int64_t c1 = std::clamp<int64_t>((W - off + sx - 1) / sx, c0, Wq);
+          const float* src = xc + ih * W + off;
+          std::fill(row, row + c0, 0.0f);
+          if (sx == 1)
+            std::copy(src + c0, src + c1, row + c0);
+          else
+            for (int64_t c = c0; c < c1; ++c) row[c] = src[c * sx];
+          std::fill(row + c1, row + Wq, 0.0f);
         }
       if (ci == geo.cg - 1) std::fill(planes + ng * per_ng + geo.cg * phases * plane, planes + (ng + 1) * per_ng, 0.0f);
     });
