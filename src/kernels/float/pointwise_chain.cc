@@ -30,13 +30,14 @@ using Kind = PointwiseKind;
 
 // An operand: the output of chain step `index` (kStep) or external tensor `name` (kOuter).
 struct Operand {
-  enum { kStep, kOuter } from;
+  enum From { kStep, kOuter };
+  From from = kOuter;
   int index = 0;
   std::string name;
 };
 
 struct Step {
-  Kind kind;
+  Kind kind = Kind::kAdd;
   std::array<Operand, 2> in;
   int arity = 1;
   float lo = 0, hi = 0;  // Clip's bounds (constants when the chain is made)
