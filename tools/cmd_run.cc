@@ -154,7 +154,7 @@ void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
                                     if (a.profile) on_inputs = [&] { prof.end_op("(the inputs)", "quantize inputs"); };
                                     return runner.run(inputs, on_op, on_inputs);
                                   });
-  if (a.profile) prof.print(getenv("PTOP") ? atoi(getenv("PTOP")) : 15);
+  if (a.profile) prof.print(15);
   if (a.verbose) std::printf("memory: peak %.1f MiB in tensors of the run (buffer plan: storage reused after a tensor's last reader)\n",
                              runner.peak_bytes() / 1048576.0);
   warn_nonfinite(inputs, "input");
@@ -209,7 +209,7 @@ void run_run(const RunArgs& a) {
     prof.begin_run();
     return ex.run(inputs, ro);
   });
-  if (a.profile) prof.print(getenv("PTOP") ? atoi(getenv("PTOP")) : 15);
+  if (a.profile) prof.print(15);
   warn_nonfinite(inputs, "input");
   warn_nonfinite(outputs, "output");
   write_outputs(a, outputs, "");
