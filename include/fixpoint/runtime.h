@@ -67,8 +67,10 @@ class FusedKernel {
   virtual bool run(const std::function<const Tensor*(const std::string&)>& value, BufferPool* pool, int threads,
                    Tensor& out) const = 0;
 };
-// The fused kernel starting at node `first` of the graph, or nullptr.
-using FuseKernelFn = std::unique_ptr<FusedKernel> (*)(const Graph& graph, size_t first);
+// The fused kernel starting at node `first` of the graph, or nullptr. uses: the graph's
+// use_counts() (readers of each tensor, a graph output counting as one), made once by the caller.
+using FuseKernelFn = std::unique_ptr<FusedKernel> (*)(const Graph& graph, const std::map<std::string, int>& uses,
+                                                      size_t first);
 
 class KernelRegistry {
  public:

@@ -170,7 +170,7 @@ void dwconv_plane(const DwPlane& p) {
         for (int64_t kw = 0; kw < p.KW; ++kw)
           acc = V::fma(V::set1(p.w[kh * p.KW + kw]), V::load_strided(row + kw * p.dw, p.sw), acc);
       }
-      float tail[16];
+      float tail[V::W];
       V::store(tail, V::add(acc, V::set1(p.bias)));
       std::copy(tail, tail + (p.OW - ow), y + ow);
       ow = p.OW;

@@ -168,10 +168,9 @@ bool make_step(const Node& n, const Graph& g, const std::map<std::string, int>& 
 }
 
 // The longest chain from node `first` whose intermediates only its own later steps read.
-std::unique_ptr<FusedKernel> fuse_pointwise_chain(const Graph& g, size_t first) {
-  Step probe;
-  if (!make_step(g.nodes[first], g, {}, probe)) return nullptr;  // before counting the graph's uses
-  std::map<std::string, int> uses = g.use_counts(), produced, inner_reads;
+std::unique_ptr<FusedKernel> fuse_pointwise_chain(const Graph& g, const std::map<std::string, int>& uses,
+                                                  size_t first) {
+  std::map<std::string, int> produced, inner_reads;
   std::vector<Step> steps;
   size_t best = 0;  // steps of the longest valid prefix
   for (size_t k = first; k < g.nodes.size() && steps.size() < PointwiseChain::kMaxSteps; ++k) {
@@ -181,11 +180,13 @@ std::unique_ptr<FusedKernel> fuse_pointwise_chain(const Graph& g, size_t first) 
       if (st.in[static_cast<size_t>(j)].from == Operand::kStep) ++inner_reads[g.nodes[k].inputs[static_cast<size_t>(j)]];
     produced[g.nodes[k].outputs[0]] = static_cast<int>(steps.size());
     steps.push_back(st);
-    // Valid when every output but the last is read only inside (and its reads so far are all).
+    // Valid when every output but the last is read only inside (and its reads so far are all;
+    // a graph output's use count has one more, so it never is).
     bool valid = steps.size() >= 2;
     for (size_t s = first; valid && s + 1 < first + steps.size(); ++s) {
       const std::string& o = g.nodes[s].outputs[0];
-      valid = !g.is_graph_output(o) && uses[o] == inner_reads[o];
+      auto u = uses.find(o);
+      valid = (u == uses.end() ? 0 : u->second) == inner_reads[o];
     }
     if (valid) best = steps.size();
   }

@@ -85,11 +85,11 @@ Executor::Executor(Graph graph, const KernelRegistry& registry) : graph_(std::mo
     PrepareKernelFn prep = registry.find_prepared(n.op_type, n.domain);
     prepared_.push_back(prep ? prep(n, graph_) : nullptr);
   }
+  uses_ = graph_.use_counts();
   fused_.resize(graph_.nodes.size());
   if (FuseKernelFn fuse = registry.fuser())
     for (size_t k = 0; k < graph_.nodes.size(); ++k)
-      if ((fused_[k] = fuse(graph_, k))) k += fused_[k]->count() - 1;  // fused kernels never overlap
-  uses_ = graph_.use_counts();
+      if ((fused_[k] = fuse(graph_, uses_, k))) k += fused_[k]->count() - 1;  // fused kernels never overlap
 }
 
 Executor::~Executor() = default;
