@@ -3,6 +3,7 @@
 // u8 x s8 sums folded into the bias.
 // Generic code: included only by translation units compiled for the baseline ISA.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 #include "../reference/integer/integer_kernels.h"
@@ -20,15 +21,30 @@ struct RequantFns {
 // out[i] = RQ(bias[ch] - zero_term + sum[i]) (13) for `count` int32 sums of channel ch.
 // zero_term folds the u8 x s8 GEMM's z_u sum w into the bias: its sums are sum (u - z_u) w +
 // z_u sum w, and the result is the sum (q - z) w of (14) (0 for other callers). Where
-// requant.h's conditions hold (every non-wide layer, whose bias + sum is within int32 (§4), with
-// n >= 1) the ISA's one-pass store, else its in-place RQ, else the reference's RQ. May overwrite sum.
+// requant.h's conditions hold (bias + sum within int32, n in [1, 62], m in (0, 2^31)) the ISA's
+// one-pass store, else its in-place RQ, else the reference's RQ. May overwrite sum.
+//
+// A non-wide layer meets the bias + sum bound by construction (§4). A wide layer whose sums are
+// int32 (8-bit codes) is wide because some channel's bias code or shift is large (§4): its other
+// channels' rows are checked here, and where bias + sum is within int32 and n <= 62, the int64
+// product of requantize equals requantize_wide's 128-bit one (|a m| < 2^62, the same rounding
+// shift and clamp), so the vector epilogue gives the same codes. On the OCR recognizer's wide
+// 5x5 depthwise layers, one channel's bias had put every channel on the 128-bit scalar RQ.
 template <typename T>
 inline void requant_store(const qref::ChannelRequant& rq, const RequantFns& vec, int64_t ch, int64_t zero_term, int32_t* sum,
                           int64_t count, T* out) {
   fx::Multiplier mu{rq.mult[ch], static_cast<int>(rq.shift[ch])};
   int64_t b = rq.bias[ch] - zero_term, lo_z = rq.r.lo - rq.zy, hi_z = rq.r.hi - rq.zy;
   auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
-  bool ok = !rq.wide && fits(b) && mu.m > 0 && fits(mu.m) && mu.n >= 1 && mu.n <= 62 && fits(lo_z) && fits(hi_z) && fits(rq.zy);
+  bool ok = fits(b) && mu.m > 0 && fits(mu.m) && mu.n >= 1 && mu.n <= 62 && fits(lo_z) && fits(hi_z) && fits(rq.zy);
+  if (ok && rq.wide && count > 0) {
+    int32_t lo = sum[0], hi = sum[0];
+    for (int64_t k = 1; k < count; ++k) {
+      lo = std::min(lo, sum[k]);
+      hi = std::max(hi, sum[k]);
+    }
+    ok = fits(b + lo) && fits(b + hi);
+  }
   int64_t i = 0;
   if (ok && vec.store && sizeof(T) <= 2) {
     i = vec.store(sum, count, static_cast<int32_t>(b), mu.m, mu.n, static_cast<int32_t>(lo_z), static_cast<int32_t>(hi_z),
