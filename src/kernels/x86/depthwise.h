@@ -26,4 +26,14 @@ using DepthwiseRowS64Fn = void (*)(const DepthwiseRowArgs& a, int64_t* out);
 void depthwise_row_s32_avx512(const DepthwiseRowArgs& a, int32_t* out);
 void depthwise_row_s64_avx512(const DepthwiseRowArgs& a, int64_t* out);
 
+// The _s32 row (8-bit codes) on VNNI's vpdpwssd, two taps per instruction (AVX-512 F + VNNI):
+// the same sums as depthwise_row_s32_avx512 (exact int32, so the order of the taps does not
+// matter). Its operands are pairs: rows[kh][j] holds the centered codes (c[j], c[j + dw]) as the
+// low and high int16 halves (|c| <= 255), and w holds, per kh, ceil(KW / 2) pairs (w[2p],
+// w[2p + 1]) (0 past KW) as int16 halves (depthwise_pair_taps). Rows readable
+// as far as depthwise_row_s32_avx512's.
+void depthwise_row_pairs_avx512vnni(const DepthwiseRowArgs& a, int32_t* out);
+// Per channel of rows x KH x KW taps: the KH x ceil(KW / 2) tap pairs of the _pairs kernel.
+void depthwise_pair_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* pairs);
+
 }  // namespace fixpoint::xk

@@ -1,6 +1,6 @@
-// depthwise_row_s32_avx512 / _s64_avx512 (depthwise.h): one output row of a 2-D depthwise
-// convolution, every tap summed in registers, 16 output columns per step. Compiled with
-// -mavx512f; only called when the CPU reports AVX-512.
+// depthwise_row_s32_avx512 / _s64_avx512 / _pairs_avx512vnni (depthwise.h): one output row of a
+// 2-D depthwise convolution, every tap summed in registers, 16 output columns per step. Compiled
+// with -mavx512f -mavx512vnni; only called on the avx512vnni ISA (AVX-512 F, BW and VNNI).
 //
 // Inputs are centered codes (q - z) in a zero-padded int32 plane, so padding taps add 0 and no
 // tap needs a bounds check. 8-bit codes: |x| <= 255 and |w| < 2^15, products and their sums over
@@ -37,6 +37,39 @@ void depthwise_row_s32_avx512(const DepthwiseRowArgs& a, int32_t* out) {
         __m512i x = load_strided(a.rows[kh] + ow * a.sx + kw * a.dw, a.sx);
         acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(x, _mm512_set1_epi32(a.w[kh * a.KW + kw])));
       }
+    _mm512_storeu_si512(out + ow, acc);
+  }
+}
+
+void depthwise_row_pairs_avx512vnni(const DepthwiseRowArgs& a, int32_t* out) {
+  const int64_t KP = (a.KW + 1) / 2, step = 2 * a.dw;
+  int64_t ow = 0;
+  // Four vectors of columns at a time: four independent vpdpwssd chains (its latency is several
+  // cycles; one chain per row would wait on it).
+  for (; ow + 64 <= a.OW; ow += 64) {
+    __m512i acc0 = _mm512_setzero_si512(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
+    for (int64_t kh = 0; kh < a.KH; ++kh) {
+      const int32_t* row = a.rows[kh] + ow * a.sx;
+      for (int64_t kp = 0; kp < KP; ++kp, row += step) {
+        __m512i w = _mm512_set1_epi32(a.w[kh * KP + kp]);
+        acc0 = _mm512_dpwssd_epi32(acc0, load_strided(row, a.sx), w);
+        acc1 = _mm512_dpwssd_epi32(acc1, load_strided(row + 16 * a.sx, a.sx), w);
+        acc2 = _mm512_dpwssd_epi32(acc2, load_strided(row + 32 * a.sx, a.sx), w);
+        acc3 = _mm512_dpwssd_epi32(acc3, load_strided(row + 48 * a.sx, a.sx), w);
+      }
+    }
+    _mm512_storeu_si512(out + ow, acc0);
+    _mm512_storeu_si512(out + ow + 16, acc1);
+    _mm512_storeu_si512(out + ow + 32, acc2);
+    _mm512_storeu_si512(out + ow + 48, acc3);
+  }
+  for (; ow < a.OW; ow += 16) {
+    __m512i acc = _mm512_setzero_si512();
+    for (int64_t kh = 0; kh < a.KH; ++kh) {
+      const int32_t* row = a.rows[kh] + ow * a.sx;
+      for (int64_t kp = 0; kp < KP; ++kp, row += step)
+        acc = _mm512_dpwssd_epi32(acc, load_strided(row, a.sx), _mm512_set1_epi32(a.w[kh * KP + kp]));
+    }
     _mm512_storeu_si512(out + ow, acc);
   }
 }

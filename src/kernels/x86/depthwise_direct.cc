@@ -3,7 +3,8 @@
 // accumulator plane per tap. Per (batch row, channel) plane: the centered codes q - z_x written
 // once into a zero-padded int32 plane (so padding taps add 0 and no tap is bounds-checked), each
 // output row summed by the row kernel, then the bias and RQ (13), the same exact sums as the
-// reference's (14), so the same codes.
+// reference's (14), so the same codes. With VNNI, 8-bit codes' planes hold pairs of centered
+// codes a dilation apart (depthwise_row_pairs_avx512vnni sums two taps per instruction).
 #include <algorithm>
 
 #include "../reference/common.h"
@@ -31,6 +32,8 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
   // 16 columns past OW, and one more value for the stride-2 permute).
   const int64_t PH = (OH - 1) * sy + (KH - 1) * dh + 1, PW = (OWr - 1) * sx + (KW - 1) * dw + 2;
   const int64_t pt = w.pad_begin[1], pl = w.pad_begin[2], zx = c.in_q[0].zero_point;
+  const bool pairs = !x16 && pw.depthwise_pairs && wt.rank() == 4;
+  const int64_t CW = PW + (pairs ? dw : 0);  // centered values per row (a pair reads c[j + dw])
   qref::ChannelRequant rq(c);
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
   qref::visit_int(x.dtype(), [&](auto xtag) {
@@ -43,20 +46,27 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
         int64_t m = nm % geo.M;
         const X* xp = px + nm * geo.in_plane;
         int32_t* plane = task_buffer<int32_t, __LINE__>(static_cast<size_t>(PH * PW));
+        int32_t* centered = pairs ? task_buffer<int32_t, __LINE__>(static_cast<size_t>(CW)) : nullptr;
         for (int64_t r = 0; r < PH; ++r) {
-          int32_t* row = plane + r * PW;
-          int64_t ih = r - pt, lo = std::clamp<int64_t>(pl, 0, PW), hi = std::clamp<int64_t>(pl + W, lo, PW);
+          int32_t* row = pairs ? centered : plane + r * PW;
+          int64_t ih = r - pt, lo = std::clamp<int64_t>(pl, 0, CW), hi = std::clamp<int64_t>(pl + W, lo, CW);
           if (ih < 0 || ih >= H) {
-            std::fill(row, row + PW, 0);
+            std::fill(plane + r * PW, plane + (r + 1) * PW, 0);
             continue;
           }
           std::fill(row, row + lo, 0);
           const X* src = xp + ih * W - pl;
           for (int64_t j = lo; j < hi; ++j) row[j] = static_cast<int32_t>(src[j] - zx);
-          std::fill(row + hi, row + PW, 0);
+          std::fill(row + hi, row + CW, 0);
+          if (pairs) {  // (c[j], c[j + dw]) as int16 halves (|c| <= 255)
+            uint32_t* pr = reinterpret_cast<uint32_t*>(plane + r * PW);
+            for (int64_t j = 0; j < PW; ++j)
+              pr[j] = (static_cast<uint32_t>(row[j]) & 0xFFFFu) | (static_cast<uint32_t>(row[j + dw]) << 16);
+          }
         }
         const int32_t* rows[256];
-        DepthwiseRowArgs args{rows, pw.depthwise_taps.data() + m * geo.ks, KH, KW, sx, dw, OW};
+        const int32_t* taps = pairs ? pw.depthwise_pair_taps.data() + m * KH * ((KW + 1) / 2) : pw.depthwise_taps.data() + m * geo.ks;
+        DepthwiseRowArgs args{rows, taps, KH, KW, sx, dw, OW};
         Y* out = py + nm * geo.out_plane;
         for (int64_t oh = 0; oh < OH; ++oh, out += OW) {
           for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * PW;
@@ -67,7 +77,7 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
             for (int64_t i = 0; i < OW; ++i) out[i] = static_cast<Y>(sum[i]);
           } else {
             int32_t* sum = task_buffer<int32_t, __LINE__>(static_cast<size_t>(OWr));
-            pw.depthwise_s32(args, sum);
+            (pairs ? pw.depthwise_pairs : pw.depthwise_s32)(args, sum);
             requant_store(rq, pw.requant, m, 0, sum, OW, out);
           }
         }
@@ -75,6 +85,17 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
     });
   });
   return true;
+}
+
+void depthwise_pair_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* pairs) {
+  const int64_t KP = (KW + 1) / 2;
+  for (int64_t m = 0; m < rows; ++m)
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t p = 0; p < KP; ++p) {
+        const int32_t* t = taps + (m * KH + kh) * KW;
+        uint32_t lo = static_cast<uint32_t>(t[2 * p]) & 0xFFFFu, hi = 2 * p + 1 < KW ? static_cast<uint32_t>(t[2 * p + 1]) : 0;
+        pairs[(m * KH + kh) * KP + p] = static_cast<int32_t>(lo | (hi << 16));
+      }
 }
 
 }  // namespace fixpoint::xk
