@@ -33,6 +33,11 @@ void depthwise_row_s64_avx512(const DepthwiseRowArgs& a, int64_t* out);
 // w[2p + 1]) (0 past KW) as int16 halves (depthwise_pair_taps). Rows readable
 // as far as depthwise_row_s32_avx512's.
 void depthwise_row_pairs_avx512vnni(const DepthwiseRowArgs& a, int32_t* out);
+// One row of the _pairs kernel's plane from a row of W 8-bit codes (is_signed: int8, else
+// uint8) placed at column pl of a zero row (AVX-512 F + BW): out[j] = (c(j), c(j + dw)) for
+// j < PW, where c(j) = src[j - pl] - z inside the row and 0 outside (padding adds nothing).
+void depthwise_pair_row_avx512vnni(const void* src, bool is_signed, int64_t W, int64_t pl, int32_t z, int64_t dw,
+                                   int64_t PW, int32_t* out);
 // Per channel of rows x KH x KW taps: the KH x ceil(KW / 2) tap pairs of the _pairs kernel.
 void depthwise_pair_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* pairs);
 

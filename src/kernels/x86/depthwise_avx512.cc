@@ -1,6 +1,7 @@
 // depthwise_row_s32_avx512 / _s64_avx512 / _pairs_avx512vnni (depthwise.h): one output row of a
 // 2-D depthwise convolution, every tap summed in registers, 16 output columns per step. Compiled
-// with -mavx512f -mavx512vnni; only called on the avx512vnni ISA (AVX-512 F, BW and VNNI).
+// with -mavx512f -mavx512bw -mavx512vnni; only called on the avx512vnni ISA (AVX-512 F, BW and
+// VNNI).
 //
 // Inputs are centered codes (q - z) in a zero-padded int32 plane, so padding taps add 0 and no
 // tap needs a bounds check. 8-bit codes: |x| <= 255 and |w| < 2^15, products and their sums over
@@ -8,6 +9,8 @@
 // product needs 33 bits: vpmuldq forms the even and the odd lanes' products in int64 and the sums
 // stay there. Exact either way, so the tap order does not matter.
 #include <immintrin.h>
+
+#include <algorithm>
 
 #include "depthwise.h"
 
@@ -71,6 +74,37 @@ void depthwise_row_pairs_avx512vnni(const DepthwiseRowArgs& a, int32_t* out) {
         acc = _mm512_dpwssd_epi32(acc, load_strided(row, a.sx), _mm512_set1_epi32(a.w[kh * KP + kp]));
     }
     _mm512_storeu_si512(out + ow, acc);
+  }
+}
+
+namespace {
+
+// c(j0 + k) for k < 16: the centered codes of columns j0 .. j0 + 15, 0 outside [pl, pl + W).
+inline __m512i centered16(const void* src, bool is_signed, int64_t W, int64_t pl, __m512i z, int64_t j0) {
+  int64_t lo = std::max<int64_t>(0, pl - j0), hi = std::min<int64_t>(16, pl + W - j0);
+  if (hi <= lo) return _mm512_setzero_si512();
+  if (lo == 0 && hi == 16) {  // inside the row: a plain load
+    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const int8_t*>(src) + (j0 - pl)));
+    return _mm512_sub_epi32(is_signed ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b), z);
+  }
+  __mmask16 m16 = static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+  // A masked load reads (and may fault on) no masked-out byte.
+  __m512i bytes = _mm512_maskz_loadu_epi8(m16, static_cast<const int8_t*>(src) + (j0 - pl));
+  __m128i b = _mm512_castsi512_si128(bytes);
+  __m512i v = is_signed ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+  return _mm512_maskz_sub_epi32(m16, v, z);
+}
+
+}  // namespace
+
+void depthwise_pair_row_avx512vnni(const void* src, bool is_signed, int64_t W, int64_t pl, int32_t z, int64_t dw,
+                                   int64_t PW, int32_t* out) {
+  const __m512i vz = _mm512_set1_epi32(z), low = _mm512_set1_epi32(0xFFFF);
+  for (int64_t j = 0; j < PW; j += 16) {
+    __m512i a = centered16(src, is_signed, W, pl, vz, j), b = centered16(src, is_signed, W, pl, vz, j + dw);
+    __m512i pair = _mm512_or_si512(_mm512_and_si512(a, low), _mm512_slli_epi32(b, 16));
+    __mmask16 keep = PW - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (PW - j)) - 1);
+    _mm512_mask_storeu_epi32(out + j, keep, pair);
   }
 }
 

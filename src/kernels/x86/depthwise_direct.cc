@@ -6,6 +6,7 @@
 // reference's (14), so the same codes. With VNNI, 8-bit codes' planes hold pairs of centered
 // codes a dilation apart (depthwise_row_pairs_avx512vnni sums two taps per instruction).
 #include <algorithm>
+#include <type_traits>
 
 #include "../reference/common.h"
 #include "conv_epilogue.h"
@@ -33,7 +34,6 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
   const int64_t PH = (OH - 1) * sy + (KH - 1) * dh + 1, PW = (OWr - 1) * sx + (KW - 1) * dw + 2;
   const int64_t pt = w.pad_begin[1], pl = w.pad_begin[2], zx = c.in_q[0].zero_point;
   const bool pairs = !x16 && pw.depthwise_pairs && wt.rank() == 4;
-  const int64_t CW = PW + (pairs ? dw : 0);  // centered values per row (a pair reads c[j + dw])
   qref::ChannelRequant rq(c);
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
   qref::visit_int(x.dtype(), [&](auto xtag) {
@@ -46,23 +46,21 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
         int64_t m = nm % geo.M;
         const X* xp = px + nm * geo.in_plane;
         int32_t* plane = task_buffer<int32_t, __LINE__>(static_cast<size_t>(PH * PW));
-        int32_t* centered = pairs ? task_buffer<int32_t, __LINE__>(static_cast<size_t>(CW)) : nullptr;
         for (int64_t r = 0; r < PH; ++r) {
-          int32_t* row = pairs ? centered : plane + r * PW;
-          int64_t ih = r - pt, lo = std::clamp<int64_t>(pl, 0, CW), hi = std::clamp<int64_t>(pl + W, lo, CW);
+          int32_t* row = plane + r * PW;
+          int64_t ih = r - pt, lo = std::clamp<int64_t>(pl, 0, PW), hi = std::clamp<int64_t>(pl + W, lo, PW);
           if (ih < 0 || ih >= H) {
-            std::fill(plane + r * PW, plane + (r + 1) * PW, 0);
+            std::fill(row, row + PW, 0);
+            continue;
+          }
+          if (pairs) {
+            depthwise_pair_row_avx512vnni(xp + ih * W, std::is_signed_v<X>, W, pl, static_cast<int32_t>(zx), dw, PW, row);
             continue;
           }
           std::fill(row, row + lo, 0);
           const X* src = xp + ih * W - pl;
           for (int64_t j = lo; j < hi; ++j) row[j] = static_cast<int32_t>(src[j] - zx);
-          std::fill(row + hi, row + CW, 0);
-          if (pairs) {  // (c[j], c[j + dw]) as int16 halves (|c| <= 255)
-            uint32_t* pr = reinterpret_cast<uint32_t*>(plane + r * PW);
-            for (int64_t j = 0; j < PW; ++j)
-              pr[j] = (static_cast<uint32_t>(row[j]) & 0xFFFFu) | (static_cast<uint32_t>(row[j + dw]) << 16);
-          }
+          std::fill(row + hi, row + PW, 0);
         }
         const int32_t* rows[256];
         const int32_t* taps = pairs ? pw.depthwise_pair_taps.data() + m * KH * ((KW + 1) / 2) : pw.depthwise_taps.data() + m * geo.ks;
