@@ -13,7 +13,7 @@ bool cpu_supports(const std::string& isa) {
   if (isa == "avx2") return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (isa == "avx512vnni")
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vnni");
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vnni");
   return false;
 }
 

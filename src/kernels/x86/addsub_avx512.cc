@@ -2,7 +2,9 @@
 // same exact products as addsub_avx2.cc (v A in 64-bit lanes from two vpmuldq on the even and
 // the odd lanes, A = A1 2^24 + A0), with AVX-512's own 64-bit arithmetic shift and min/max for
 // RSH(s, L) = (s + 2^(L-1)) >> L and the clamp to [lo - z, hi - z]; z added after the clamp.
-// Callers check the CPU (the avx512vnni ISA has AVX-512F).
+// mul_row_wide_avx512: Mul's 16 x 16-bit (13) in 64-bit lanes (vpmuldq for the product of the
+// centered codes, vpmullq for its product with m). Callers check the CPU (the avx512vnni ISA has
+// AVX-512 F and DQ).
 #include <immintrin.h>
 
 #include "addsub_row.h"
@@ -71,6 +73,35 @@ int64_t addsub_row_avx512(const AddSubOperand& a, const AddSubOperand& b, void* 
     __m512i se = _mm512_add_epi64(times(va, la), times(vb, lb));  // lanes 0, 2, ..., 14
     __m512i so = _mm512_add_epi64(times(_mm512_srli_epi64(va, 32), la), times(_mm512_srli_epi64(vb, 32), lb));
     __m512i v = _mm512_add_epi32(_mm512_mask_blend_epi32(0xAAAA, rsh_clamp(se), _mm512_slli_epi64(rsh_clamp(so), 32)), vz);
+    if (y_bytes == 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(py + i), _mm512_cvtepi32_epi8(v));
+    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(py + 2 * i), _mm512_cvtepi32_epi16(v));
+  }
+  return i;
+}
+
+int64_t mul_row_wide_avx512(const AddSubOperand& a, const AddSubOperand& b, void* y, int y_bytes, int64_t count, int64_t m,
+                            int n, int32_t lo_z, int32_t hi_z, int32_t zy) {
+  const Lanes la = lanes(a), lb = lanes(b);
+  uint8_t* py = static_cast<uint8_t*>(y);
+  const __m512i vm = _mm512_set1_epi64(m), one = _mm512_set1_epi64(1);
+  const __m128i cn = _mm_cvtsi32_si128(n), cn1 = _mm_cvtsi32_si128(n - 1);
+  const __m512i lo = _mm512_set1_epi64(lo_z), hi = _mm512_set1_epi64(hi_z), vz = _mm512_set1_epi32(zy);
+  const bool zero = n >= 64;  // RSH(p, n) = 0 for every |p| < 2^63
+  auto rq = [&](__m512i ab) {
+    __m512i r = _mm512_setzero_si512();
+    if (!zero) {
+      __m512i p = _mm512_mullo_epi64(ab, vm);
+      r = _mm512_add_epi64(_mm512_sra_epi64(p, cn), _mm512_and_si512(_mm512_sra_epi64(p, cn1), one));
+    }
+    return _mm512_min_epi64(_mm512_max_epi64(r, lo), hi);
+  };
+  int64_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    __m512i va = la.step ? _mm512_sub_epi32(widen(la.p + i * la.bytes, la.bytes, la.is_signed), la.z) : la.fixed;
+    __m512i vb = lb.step ? _mm512_sub_epi32(widen(lb.p + i * lb.bytes, lb.bytes, lb.is_signed), lb.z) : lb.fixed;
+    __m512i ve = rq(_mm512_mul_epi32(va, vb));                                                  // lanes 0, 2, ..., 14
+    __m512i vo = rq(_mm512_mul_epi32(_mm512_srli_epi64(va, 32), _mm512_srli_epi64(vb, 32)));  // lanes 1, 3, ..., 15
+    __m512i v = _mm512_add_epi32(_mm512_mask_blend_epi32(0xAAAA, ve, _mm512_slli_epi64(vo, 32)), vz);
     if (y_bytes == 1) _mm_storeu_si128(reinterpret_cast<__m128i*>(py + i), _mm512_cvtepi32_epi8(v));
     else _mm256_storeu_si256(reinterpret_cast<__m256i*>(py + 2 * i), _mm512_cvtepi32_epi16(v));
   }

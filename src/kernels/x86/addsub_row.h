@@ -26,6 +26,14 @@ int64_t addsub_row_avx2(const AddSubOperand& a, const AddSubOperand& b, void* y,
 // multiple of 16, under the same requirements; the same integers.
 int64_t addsub_row_avx512(const AddSubOperand& a, const AddSubOperand& b, void* y, int y_bytes, int64_t count, int L,
                           int32_t lo_z, int32_t hi_z, int32_t zy);
+// Mul's wide (13) on sixteen codes per step (addsub_avx512.cc, AVX-512 F + DQ): y[i] =
+// SAT_[lo_z, hi_z](RSH((a_i - z_a)(b_i - z_b) m, n)) + z_y, the 128-bit RSH of requantize_wide,
+// for count rounded down to a multiple of 16; returns how many it did. The operands' coef are
+// not used. Requires 8/16-bit codes (|a - z_a|, |b - z_b| <= 65535), 0 < m < 2^31 and n >= 1:
+// then |(a - z_a)(b - z_b) m| < 2^63, exact in int64, where the RSH is (p >> n) + bit n - 1 of p
+// (no rounding term to overflow) for n <= 63 and 0 beyond (|p| < 2^63 <= 2^(n - 1)).
+int64_t mul_row_wide_avx512(const AddSubOperand& a, const AddSubOperand& b, void* y, int y_bytes, int64_t count, int64_t m,
+                            int n, int32_t lo_z, int32_t hi_z, int32_t zy);
 using AddSubRowFn = int64_t (*)(const AddSubOperand&, const AddSubOperand&, void*, int, int64_t, int, int32_t, int32_t,
                                 int32_t);
 

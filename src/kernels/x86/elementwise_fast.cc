@@ -162,7 +162,25 @@ bool mul_fast(qref::QContext& c) {
     // 16 x 16-bit codes: the product (below 2^34) times m needs the reference's own 128-bit
     // form, which wide layers use (a non-wide one with such operands runs the reference).
     if (!p.wide) return false;
-    return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize_wide(a * b, mu, zy, r); });
+    auto fits32 = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+    bool vec = selected_isa() == "avx512vnni" && mu.m > 0 && mu.m < (int64_t{1} << 31) && mu.n >= 1 &&
+               fits32(r.lo - zy) && fits32(r.hi - zy) && fits32(zy);
+    auto row = [&](const auto* pf, const auto* pp, bool steps, auto* py, int64_t count, bool full_is_a) -> int64_t {
+      using F = std::remove_cv_t<std::remove_pointer_t<decltype(pf)>>;
+      using P = std::remove_cv_t<std::remove_pointer_t<decltype(pp)>>;
+      using Y = std::remove_pointer_t<decltype(py)>;
+      if constexpr (sizeof(F) > 2 || sizeof(P) > 2 || sizeof(Y) > 2) {
+        return 0;  // (binary_narrow runs 8/16-bit codes only)
+      } else {
+        if (!vec) return 0;
+        int64_t zf = c.in_q[full_is_a ? 0 : 1].zero_point, zp = c.in_q[full_is_a ? 1 : 0].zero_point;
+        AddSubOperand of{pf, sizeof(F), std::is_signed_v<F>, static_cast<int32_t>(zf), 0, true};
+        AddSubOperand op{pp, sizeof(P), std::is_signed_v<P>, static_cast<int32_t>(zp), 0, steps};
+        return mul_row_wide_avx512(of, op, py, sizeof(Y), count, mu.m, mu.n, static_cast<int32_t>(r.lo - zy),
+                                   static_cast<int32_t>(r.hi - zy), static_cast<int32_t>(zy));
+      }
+    };
+    return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize_wide(a * b, mu, zy, r); }, row);
   }
   // A row whose b is one code (a per-channel scale, as SE blocks' x * HardSigmoid(...)): the
   // product (a - z_a)(b - z_b) m is (a - z_a) times the integer A = (b - z_b) m, so (13) on it

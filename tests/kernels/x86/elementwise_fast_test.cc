@@ -63,6 +63,7 @@ Binary random_binary(uint32_t seed, const std::string& kind, bool large = false)
   params::Mul m;
   m.m = std::uniform_int_distribution<int64_t>(1 << 29, (int64_t{1} << 31) - 1)(rng);
   m.n = std::uniform_int_distribution<int64_t>(30, 40)(rng);
+  if (rng() % 3 == 0) m.n = std::uniform_int_distribution<int64_t>(41, 70)(rng);  // a wide layer's shifts, past 63 too
   a.wide = m.wide = any16;
   a.lo = m.lo = clamp.lo;
   a.hi = m.hi = clamp.hi;
