@@ -765,6 +765,7 @@ qref::QKernelFn find_runtime_kernel(const std::string& kind) {
     if (kind == "avgpool") return or_reference<avgpool_fast>;
     if (kind == "concat") return or_reference<concat_fast>;
     if (kind == "softmax") return or_reference<softmax_fast>;
+    if (kind == "matmul2") return or_reference<matmul2_fast>;
   }
   return qref::find_integer_kernel(kind);
 }
