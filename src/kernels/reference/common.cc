@@ -1,5 +1,7 @@
 #include "common.h"
 
+#include <cstring>
+
 namespace fixpoint::ref {
 
 int64_t norm_axis(int64_t axis, int64_t rank, const Node& n, const char* what) {
@@ -46,6 +48,47 @@ std::vector<int64_t> strides_of(const Shape& s) {
   std::vector<int64_t> st(s.size(), 1);
   for (int64_t i = static_cast<int64_t>(s.size()) - 2; i >= 0; --i) st[i] = st[i + 1] * s[i + 1];
   return st;
+}
+
+namespace {
+
+// `n` elements of B bytes from src (stride `step` elements) to dst (contiguous).
+template <size_t B>
+void copy_row(const char* src, int64_t step, char* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * B, src + i * step * static_cast<int64_t>(B), B);
+}
+
+}  // namespace
+
+void strided_copy(const void* src, int64_t base, const std::vector<int64_t>& strides, void* dst, const Shape& shape,
+                  size_t bytes) {
+  const int64_t n = shape_numel(shape), r = static_cast<int64_t>(shape.size()), es = static_cast<int64_t>(bytes);
+  if (n == 0) return;
+  const char* px = static_cast<const char*>(src);
+  char* py = static_cast<char*>(dst);
+  const int64_t inner = r ? shape[static_cast<size_t>(r - 1)] : 1, step = r ? strides[static_cast<size_t>(r - 1)] : 1;
+  std::vector<int64_t> idx(static_cast<size_t>(std::max<int64_t>(r - 1, 0)), 0);
+  int64_t off = base;
+  for (int64_t o = 0; o < n; o += inner) {
+    const char* s = px + off * es;
+    char* d = py + o * es;
+    if (step == 1) std::memcpy(d, s, static_cast<size_t>(inner * es));
+    else if (bytes == 1) copy_row<1>(s, step, d, inner);
+    else if (bytes == 2) copy_row<2>(s, step, d, inner);
+    else if (bytes == 4) copy_row<4>(s, step, d, inner);
+    else if (bytes == 8) copy_row<8>(s, step, d, inner);
+    else
+      for (int64_t i = 0; i < inner; ++i) std::memcpy(d + i * es, s + i * step * es, bytes);
+    for (int64_t dim = r - 2; dim >= 0; --dim) {  // the next row's source offset
+      size_t u = static_cast<size_t>(dim);
+      if (++idx[u] < shape[u]) {
+        off += strides[u];
+        break;
+      }
+      off -= strides[u] * (shape[u] - 1);
+      idx[u] = 0;
+    }
+  }
 }
 
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {

@@ -54,20 +54,13 @@ void k_slice(KernelContext& c) {
   }
   Tensor& y = c.output(0, x.dtype(), ys);
   if (y.numel() == 0) return;
-  size_t es = dtype_size(x.dtype());
-  std::vector<int64_t> xst = strides_of(x.shape());
-  const char* px = static_cast<const char*>(x.raw());
-  char* py = static_cast<char*>(y.raw());
-  std::vector<int64_t> idx(r, 0);
-  for (int64_t o = 0; o < y.numel(); ++o) {
-    int64_t off = 0;
-    for (int64_t d = 0; d < r; ++d) off += (st[d] + idx[d] * step[d]) * xst[d];
-    std::memcpy(py + o * es, px + off * es, es);
-    for (int64_t d = r - 1; d >= 0; --d) {
-      if (++idx[d] < ys[d]) break;
-      idx[d] = 0;
-    }
+  std::vector<int64_t> xst = strides_of(x.shape()), src_step(r);
+  int64_t base = 0;
+  for (int64_t d = 0; d < r; ++d) {
+    base += st[d] * xst[d];
+    src_step[d] = step[d] * xst[d];
   }
+  strided_copy(x.raw(), base, src_step, y.raw(), ys, dtype_size(x.dtype()));
 }
 
 }  // namespace

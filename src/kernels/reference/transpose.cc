@@ -24,19 +24,7 @@ void k_transpose(KernelContext& c) {
   if (y.numel() == 0) return;
   std::vector<int64_t> xst = strides_of(x.shape()), st(r);
   for (int64_t i = 0; i < r; ++i) st[i] = xst[perm[i]];
-  size_t es = dtype_size(x.dtype());
-  const char* px = static_cast<const char*>(x.raw());
-  char* py = static_cast<char*>(y.raw());
-  std::vector<int64_t> idx(r, 0);
-  int64_t off = 0;
-  for (int64_t o = 0; o < y.numel(); ++o) {
-    std::memcpy(py + o * es, px + off * es, es);
-    for (int64_t d = r - 1; d >= 0; --d) {
-      if (++idx[d] < ys[d]) { off += st[d]; break; }
-      off -= st[d] * (ys[d] - 1);
-      idx[d] = 0;
-    }
-  }
+  strided_copy(x.raw(), 0, st, y.raw(), ys, dtype_size(x.dtype()));
 }
 
 }  // namespace
