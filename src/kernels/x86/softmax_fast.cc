@@ -47,8 +47,15 @@ bool softmax_fast(qref::QContext& c) {
         auto d_of = [&](int64_t j) { return std::min<int64_t>(mx - xr[j * inner], span - 1); };
         int64_t S = 0;  // (24)
         for (int64_t j = 0; j < len; ++j) S += E[d_of(j)];
-        auto out = [&](int64_t d) {  // (25)
-          return static_cast<Y>(fx::sat(static_cast<int64_t>(fx::round_div(int64_t{E[d]} * Q, S)), r));
+        // (25): R(a / S) = floor((2a + S) / 2S), 0 when 2a < S. Where 2a + S stays below 2^62
+        // (a = E Q >= 0, E < 2^31) the int64 division gives round_div's 128-bit quotient.
+        const bool small = S > 0 && Q >= 0 && static_cast<__int128>(2) * INT32_MAX * Q + S < (static_cast<__int128>(1) << 62);
+        auto out = [&](int64_t d) {
+          const int64_t a = int64_t{E[d]} * Q;
+          int64_t v = 0;
+          if (small && a >= 0) v = 2 * a < S ? 0 : (2 * a + S) / (2 * S);
+          else v = static_cast<int64_t>(fx::round_div(a, S));
+          return static_cast<Y>(fx::sat(v, r));
         };
         const int64_t dmax = std::min(mx - mn, span - 1);
         if (dmax + 1 < len) {
