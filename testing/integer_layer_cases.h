@@ -99,6 +99,24 @@ inline void set_input(Case& c, const Shape& s, std::mt19937& rng, bool wide = fa
   c.x = random_codes(c.qx.type, s, rng);
 }
 
+// The two inputs of a binary op (Add, Mul, MatMul of activations): codes of shapes sa and sb,
+// each of any 8/16-bit type with its zero point (set_input's choices, a then b).
+struct Operands {
+  Tensor a, b;
+  QParams qa, qb;
+};
+inline Operands random_operands(const Shape& sa, const Shape& sb, std::mt19937& rng) {
+  Case tmp;
+  Operands o;
+  set_input(tmp, sa, rng, true);
+  o.a = tmp.x;
+  o.qa = tmp.qx;
+  set_input(tmp, sb, rng, true);
+  o.b = tmp.x;
+  o.qb = tmp.qx;
+  return o;
+}
+
 // int16 or uint16 input codes with a zero point (a 16-bit layer's input).
 inline void set_input16(Case& c, const Shape& s, std::mt19937& rng) {
   c.qx.type = rng() % 2 ? DType::UInt16 : DType::Int16;

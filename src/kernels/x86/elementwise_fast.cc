@@ -114,6 +114,36 @@ bool binary_narrow(qref::QContext& c, F&& f, R&& row = R{}) {
   return true;
 }
 
+// binary_narrow's `row` for the vector row kernels (addsub_row.h): builds the two operands of a
+// run (the full operand's codes and the part's, stepping or one code, with their zero points by
+// operand order and coefficients coef_a, coef_b of a and b) and returns
+// kernel(full, part, y, y_bytes, count), or 0 (the scalar loop does the run) when `enabled` is
+// false or a code is wider than 16 bits.
+template <class K>
+auto operand_row(const qref::QContext& c, bool enabled, int64_t coef_a, int64_t coef_b, K kernel) {
+  return [&c, enabled, coef_a, coef_b, kernel](const auto* pf, const auto* pp, bool steps, auto* py, int64_t count,
+                                               bool full_is_a) -> int64_t {
+    using F = std::remove_cv_t<std::remove_pointer_t<decltype(pf)>>;
+    using P = std::remove_cv_t<std::remove_pointer_t<decltype(pp)>>;
+    using Y = std::remove_pointer_t<decltype(py)>;
+    if constexpr (sizeof(F) > 2 || sizeof(P) > 2 || sizeof(Y) > 2) {
+      return 0;  // (binary_narrow runs 8/16-bit codes only)
+    } else {
+      if (!enabled) return 0;
+      int64_t zf = c.in_q[full_is_a ? 0 : 1].zero_point, zp = c.in_q[full_is_a ? 1 : 0].zero_point;
+      AddSubOperand full{pf, sizeof(F), std::is_signed_v<F>, static_cast<int32_t>(zf), full_is_a ? coef_a : coef_b, true};
+      AddSubOperand part{pp, sizeof(P), std::is_signed_v<P>, static_cast<int32_t>(zp), full_is_a ? coef_b : coef_a, steps};
+      return kernel(full, part, static_cast<void*>(py), static_cast<int>(sizeof(Y)), count);
+    }
+  };
+}
+
+// The code of a 8/16-bit operand's first element.
+int64_t first_code(const AddSubOperand& o) {
+  if (o.bytes == 1) return o.is_signed ? *static_cast<const int8_t*>(o.codes) : *static_cast<const uint8_t*>(o.codes);
+  return o.is_signed ? *static_cast<const int16_t*>(o.codes) : *static_cast<const uint16_t*>(o.codes);
+}
+
 }  // namespace
 
 bool addsub_fast(qref::QContext& c) {
@@ -136,17 +166,11 @@ bool addsub_fast(qref::QContext& c) {
   bool vec = (selected_isa() == "avx2" || selected_isa() == "avx512vnni") && L <= 61 &&
              bound < (static_cast<__int128>(1) << 61) && std::abs(A) < (int64_t{1} << 55) &&
              std::abs(B) < (int64_t{1} << 55) && fits32(r.lo - zy) && fits32(r.hi - zy) && fits32(zy);
-  auto row = [&](const auto* pf, const auto* pp, bool steps, auto* py, int64_t count, bool full_is_a) -> int64_t {
-    using F = std::remove_cv_t<std::remove_pointer_t<decltype(pf)>>;
-    using P = std::remove_cv_t<std::remove_pointer_t<decltype(pp)>>;
-    using Y = std::remove_pointer_t<decltype(py)>;
-    if (!vec) return 0;
-    int64_t zf = c.in_q[full_is_a ? 0 : 1].zero_point, zp = c.in_q[full_is_a ? 1 : 0].zero_point;
-    AddSubOperand of{pf, sizeof(F), std::is_signed_v<F>, static_cast<int32_t>(zf), full_is_a ? A : B, true};
-    AddSubOperand op{pp, sizeof(P), std::is_signed_v<P>, static_cast<int32_t>(zp), full_is_a ? B : A, steps};
-    return addsub_row()(of, op, py, sizeof(Y), count, L, static_cast<int32_t>(r.lo - zy), static_cast<int32_t>(r.hi - zy),
-                           static_cast<int32_t>(zy));
-  };
+  auto row = operand_row(c, vec, A, B, [&](const AddSubOperand& f, const AddSubOperand& q, void* py, int y_bytes,
+                                           int64_t count) {
+    return addsub_row()(f, q, py, y_bytes, count, L, static_cast<int32_t>(r.lo - zy), static_cast<int32_t>(r.hi - zy),
+                        static_cast<int32_t>(zy));
+  });
   return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::sat(fx::rsh(a * A + b * B, L) + zy, r); }, row);
 }
 
@@ -165,21 +189,11 @@ bool mul_fast(qref::QContext& c) {
     auto fits32 = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
     bool vec = selected_isa() == "avx512vnni" && mu.m > 0 && mu.m < (int64_t{1} << 31) && mu.n >= 1 &&
                fits32(r.lo - zy) && fits32(r.hi - zy) && fits32(zy);
-    auto row = [&](const auto* pf, const auto* pp, bool steps, auto* py, int64_t count, bool full_is_a) -> int64_t {
-      using F = std::remove_cv_t<std::remove_pointer_t<decltype(pf)>>;
-      using P = std::remove_cv_t<std::remove_pointer_t<decltype(pp)>>;
-      using Y = std::remove_pointer_t<decltype(py)>;
-      if constexpr (sizeof(F) > 2 || sizeof(P) > 2 || sizeof(Y) > 2) {
-        return 0;  // (binary_narrow runs 8/16-bit codes only)
-      } else {
-        if (!vec) return 0;
-        int64_t zf = c.in_q[full_is_a ? 0 : 1].zero_point, zp = c.in_q[full_is_a ? 1 : 0].zero_point;
-        AddSubOperand of{pf, sizeof(F), std::is_signed_v<F>, static_cast<int32_t>(zf), 0, true};
-        AddSubOperand op{pp, sizeof(P), std::is_signed_v<P>, static_cast<int32_t>(zp), 0, steps};
-        return mul_row_wide_avx512(of, op, py, sizeof(Y), count, mu.m, mu.n, static_cast<int32_t>(r.lo - zy),
-                                   static_cast<int32_t>(r.hi - zy), static_cast<int32_t>(zy));
-      }
-    };
+    auto row = operand_row(c, vec, 0, 0, [&](const AddSubOperand& f, const AddSubOperand& q, void* py, int y_bytes,
+                                             int64_t count) {
+      return mul_row_wide_avx512(f, q, py, y_bytes, count, mu.m, mu.n, static_cast<int32_t>(r.lo - zy),
+                                 static_cast<int32_t>(r.hi - zy), static_cast<int32_t>(zy));
+    });
     return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize_wide(a * b, mu, zy, r); }, row);
   }
   // A row whose b is one code (a per-channel scale, as SE blocks' x * HardSigmoid(...)): the
@@ -188,24 +202,16 @@ bool mul_fast(qref::QContext& c) {
   auto fits32 = [](int64_t v) { return v > INT32_MIN && v <= INT32_MAX; };
   bool vec = (selected_isa() == "avx2" || selected_isa() == "avx512vnni") && mu.n >= 1 && mu.n <= 61 &&
              fits32(r.lo - zy) && fits32(r.hi - zy) && fits32(zy);
-  auto row = [&](const auto* pf, const auto* pp, bool steps, auto* py, int64_t count, bool full_is_a) -> int64_t {
-    using F = std::remove_cv_t<std::remove_pointer_t<decltype(pf)>>;
-    using P = std::remove_cv_t<std::remove_pointer_t<decltype(pp)>>;
-    using Y = std::remove_pointer_t<decltype(py)>;
-    if constexpr (sizeof(F) > 2 || sizeof(P) > 2 || sizeof(Y) > 2) {
-      return 0;  // (binary_narrow runs 8/16-bit codes only)
-    } else {
-    if (!vec || steps) return 0;
-    int64_t zf = c.in_q[full_is_a ? 0 : 1].zero_point, zp = c.in_q[full_is_a ? 1 : 0].zero_point;
-    int64_t A = (static_cast<int64_t>(*pp) - zp) * mu.m;  // |b - z_b| < 2^16, |m| < 2^31
-    // addsub_row_avx2's bounds: |A| < 2^55 and |a - z_a| |A| < 2^61 (|a - z_a| < 2^bits(F)).
-    if (std::abs(A) >= (int64_t{1} << (61 - 8 * sizeof(F)))) return 0;
-    AddSubOperand of{pf, sizeof(F), std::is_signed_v<F>, static_cast<int32_t>(zf), A, true};
-    AddSubOperand op{pp, sizeof(P), std::is_signed_v<P>, static_cast<int32_t>(zp), 0, false};
-    return addsub_row()(of, op, py, sizeof(Y), count, static_cast<int>(mu.n), static_cast<int32_t>(r.lo - zy),
-                           static_cast<int32_t>(r.hi - zy), static_cast<int32_t>(zy));
-    }
-  };
+  auto row = operand_row(c, vec, 0, 0, [&](AddSubOperand f, const AddSubOperand& q, void* py, int y_bytes,
+                                           int64_t count) -> int64_t {
+    if (q.step) return 0;
+    int64_t A = (first_code(q) - q.zero_point) * mu.m;  // |b - z_b| < 2^16, |m| < 2^31
+    // addsub_row_avx2's bounds: |A| < 2^55 and |a - z_a| |A| < 2^61 (|a - z_a| < 2^(8 bytes)).
+    if (std::abs(A) >= (int64_t{1} << (61 - 8 * f.bytes))) return 0;
+    f.coef = A;
+    return addsub_row()(f, q, py, y_bytes, count, static_cast<int>(mu.n), static_cast<int32_t>(r.lo - zy),
+                        static_cast<int32_t>(r.hi - zy), static_cast<int32_t>(zy));
+  });
   return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize(a * b, mu, zy, r); }, row);
 }
 

@@ -40,13 +40,12 @@ Binary random_binary(uint32_t seed, const std::string& kind, bool large = false)
   std::mt19937 rng(seed);
   Binary c;
   auto [sa, sb] = shapes(rng, large);
-  test::Case tmp;  // reuse the layer builders' code/zero-point choices
-  test::set_input(tmp, sa, rng, true);
-  c.a = tmp.x;
-  c.qa = tmp.qx;
-  test::set_input(tmp, sb, rng, true);
-  c.b = tmp.x;
-  c.qb = tmp.qx;
+  test::Case tmp;  // for set_output: the layer builders' output code choices
+  test::Operands in = test::random_operands(sa, sb, rng);
+  c.a = in.a;
+  c.b = in.b;
+  c.qa = in.qa;
+  c.qb = in.qb;
   tmp.op.params = params::AddSub{};  // a Clamp for set_output
   test::set_output(tmp, rng, true);
   c.qy = tmp.qy;

@@ -31,12 +31,11 @@ MatMulPair random_matmul2(uint32_t seed) {
   }
   MatMulPair c;
   test::Case tmp;
-  test::set_input(tmp, sa, rng, true);
-  c.a = tmp.x;
-  c.qa = tmp.qx;
-  test::set_input(tmp, sb, rng, true);
-  c.b = tmp.x;
-  c.qb = tmp.qx;
+  test::Operands in = test::random_operands(sa, sb, rng);
+  c.a = in.a;
+  c.b = in.b;
+  c.qa = in.qa;
+  c.qb = in.qb;
   params::MatMul2 p;
   tmp.op.params = p;
   test::set_output(tmp, rng, true);
