@@ -21,21 +21,27 @@
 // sum (q - z) w = 2^8 sum uh w + sum ul w - z_u sum w, each byte plane's sum on the int16 pairs
 // kernel (gemm_s16.h; bytes times 8- or 16-bit weights) in blocks of k short enough for int32
 // (pack_conv_pairs), the blocks and planes added in int64, then RQ (13) as the reference does.
-#include <emmintrin.h>  // SSE2 (x86-64 baseline): the quad interleave
+#include <emmintrin.h>  // SSE2 (x86-64 baseline): the byte planes of 16-bit codes
 
 #include <cstring>
 
 #include "../reference/common.h"
 #include "conv_epilogue.h"
 #include "conv_gemm.h"
+#include "fixpoint/cpu_isa.h"
 #include "fixpoint/parallel.h"
 #include "fixpoint/task_buffer.h"
+#include "quad_interleave.h"
 
 namespace fixpoint::xk {
 namespace {
 
 constexpr int64_t kPositions = 64;  // virtual output positions per task (the kernel's 6 x 64 tile)
 constexpr int64_t kMinTasks = 8;    // below this many position tasks, output channels are split too
+// Output rows of at most this many positions are requantized a channel's whole task at once
+// (dropped positions included) and copied run by run: one vector epilogue call per channel
+// instead of one per output row (ResNet-18's 7 x 7 layers made seven calls of seven codes each).
+constexpr int64_t kShortRow = 16;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -78,6 +84,7 @@ void fill_quad_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
   const ref::Window& w = geo.w3;
   const int64_t H = w.in[1], W = w.in[2], cg = geo.cg;
   const int64_t pt = w.pad_begin[1], pl = w.pad_begin[2];
+  const bool avx512 = selected_isa() == "avx512vnni";  // (the quads kernel's ISA)
   parallel_for(qp.sy * qp.sx * qp.CQ, threads, [&](int64_t t) {
     int64_t phase = t / qp.CQ, q = t % qp.CQ, py = phase / qp.sx, px = phase % qp.sx;
     uint8_t* out = dst + t * qp.plane * 4;
@@ -88,7 +95,6 @@ void fill_quad_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
     for (int j = 0; j < 4; ++j) fill[j] = j < real ? zu : 0;
     uint32_t pad_word;
     std::memcpy(&pad_word, fill, 4);
-    const __m128i vflip = _mm_set1_epi8(static_cast<char>(flip)), zero = _mm_setzero_si128();
     for (int64_t r = 0; r < qp.Hq; ++r) {
       uint8_t* row = out + r * qp.Wq * 4;
       int64_t ih = r * qp.sy + py - pt;
@@ -100,37 +106,17 @@ void fill_quad_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
       for (int j = 0; j < 4; ++j)
         src[j] = j < real ? x + ((b * geo.C + g * cg + q * 4 + j) * H + ih) * W + cols.off : nullptr;
       for (int64_t c = 0; c < lo; ++c) std::memcpy(row + c * 4, &pad_word, 4);
-      int64_t c = lo;
-      // 16 pixels at a time: four channel rows interleaved into 64 bytes; stride 2 takes the even
-      // bytes of 32 (while those 32 lie inside the row).
-      const int64_t row_len = W - cols.off;
-      if (qp.sx == 1 || qp.sx == 2) {
-        const __m128i even = _mm_set1_epi16(0x00FF);
-        for (; c + 16 <= hi && (qp.sx == 1 || (c + 16) * 2 <= row_len); c += 16) {
-          __m128i v[4];
-          for (int j = 0; j < 4; ++j) {
-            if (!src[j]) {
-              v[j] = zero;
-              continue;
-            }
-            const auto* p = reinterpret_cast<const __m128i*>(src[j] + c * qp.sx);
-            __m128i b = qp.sx == 1 ? _mm_loadu_si128(p)
-                                   : _mm_packus_epi16(_mm_and_si128(_mm_loadu_si128(p), even),
-                                                      _mm_and_si128(_mm_loadu_si128(p + 1), even));
-            v[j] = _mm_xor_si128(b, vflip);
-          }
-          __m128i ab_lo = _mm_unpacklo_epi8(v[0], v[1]), ab_hi = _mm_unpackhi_epi8(v[0], v[1]);
-          __m128i cd_lo = _mm_unpacklo_epi8(v[2], v[3]), cd_hi = _mm_unpackhi_epi8(v[2], v[3]);
-          __m128i* o = reinterpret_cast<__m128i*>(row + c * 4);
-          _mm_storeu_si128(o, _mm_unpacklo_epi16(ab_lo, cd_lo));
-          _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
-          _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
-          _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
-        }
+      // The valid columns: four channel rows interleaved into words, 64 pixels a step on
+      // AVX-512 (the quads kernel's ISA), else one by one (and for strides past 2).
+      if (avx512 && (qp.sx == 1 || qp.sx == 2)) {
+        const uint8_t* from[4];
+        for (int j = 0; j < 4; ++j) from[j] = src[j] ? src[j] + lo * qp.sx : nullptr;
+        quad_interleave_avx512(from, static_cast<int>(qp.sx), flip, hi - lo, row + lo * 4);
+      } else {
+        for (int64_t c = lo; c < hi; ++c)
+          for (int j = 0; j < 4; ++j) row[c * 4 + j] = src[j] ? static_cast<uint8_t>(src[j][c * qp.sx] ^ flip) : 0;
       }
-      for (; c < hi; ++c)
-        for (int j = 0; j < 4; ++j) row[c * 4 + j] = src[j] ? static_cast<uint8_t>(src[j][c * qp.sx] ^ flip) : 0;
-      for (c = hi; c < qp.Wq; ++c) std::memcpy(row + c * 4, &pad_word, 4);
+      for (int64_t c = hi; c < qp.Wq; ++c) std::memcpy(row + c * 4, &pad_word, 4);
     }
   });
 }
@@ -667,6 +653,18 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
       int64_t np = ceil_div(nq, kern.n_align) * kern.n_align;
       int64_t rows = std::min(tasks.mb, mg - m0);
       int32_t* acc = in.gemm(kern, qp, bg, p0, pw.w8.data() + (g * mg + m0) * Kp, rows, np, Kp);
+      if (OW <= kShortRow) {  // short rows: (13) over each channel's nq sums at once, then the runs copied
+        T* codes = task_buffer<T, __LINE__>(static_cast<size_t>(np));
+        for (int64_t mi = 0; mi < rows; ++mi) {
+          int64_t m = g * mg + m0 + mi;
+          requant_store(rq, pw.requant, m, zu * pw.w8_sum[static_cast<size_t>(m)], acc + mi * np, nq, codes);
+          T* out = yp + (b * M + m) * OH * OW;
+          for_each_valid_run(p0, nq, qp.Wq, OW, [&](int64_t p, int64_t oh, int64_t ow, int64_t run) {
+            std::memcpy(out + oh * OW + ow, codes + (p - p0), static_cast<size_t>(run) * sizeof(T));
+          });
+        }
+        return;
+      }
       for_each_valid_run(p0, nq, qp.Wq, OW, [&](int64_t p, int64_t oh, int64_t ow, int64_t run) {
         for (int64_t mi = 0; mi < rows; ++mi) {
           int64_t m = g * mg + m0 + mi;
