@@ -301,7 +301,7 @@ TEST(FastFloat, GemmWithinTheSummationBoundAndTheSameBitsOnEveryTableAndThreadCo
   for_seeds(4000, 80, random_gemm, fk::prepare_gemm_f32);
 }
 
-// A large layer: many panels and column blocks (K = 576 > one block's budget).
+// A large layer: many panels and column blocks.
 TEST(FastFloat, LargeConvSpansManyBlocks) {
   std::mt19937 rng(7);
   Case c;
@@ -313,6 +313,22 @@ TEST(FastFloat, LargeConvSpansManyBlocks) {
   c.ins = {"x"};
   c.values = {random_tensor(rng, {2, 64, 40, 40})};
   c.K = 64 * 9;
+  check(c, fk::prepare_conv_f32);
+}
+
+// K past one block (4,096): every chain continued across the K blocks (the first 4,096 k, then
+// 584), with the bias after the last.
+TEST(FastFloat, DeepConvSpansTwoKBlocks) {
+  std::mt19937 rng(8);
+  Case c;
+  c.name = "conv3x3_520x14_7x7";
+  start_node(c, "Conv", {"x", "w", "b"});
+  c.node.attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
+  c.graph.initializers["w"] = random_tensor(rng, {14, 520, 3, 3});
+  c.graph.initializers["b"] = random_tensor(rng, {14});
+  c.ins = {"x"};
+  c.values = {random_tensor(rng, {2, 520, 7, 7})};
+  c.K = 520 * 9;
   check(c, fk::prepare_conv_f32);
 }
 
