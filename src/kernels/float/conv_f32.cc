@@ -268,16 +268,27 @@ class ConvF32 final : public PreparedKernel {
     const size_t max_rows = static_cast<size_t>(cols / NR * Kc_), tile = static_cast<size_t>(tp.per_chunk * kMR * cols);
     parallel_for(tp.count, threads, [&](int64_t task) {
       const float** rows = task_buffer<const float*, __LINE__>(max_rows);
-      float* acc = task_buffer<float, __LINE__>(tile);  // the chunk's rows x cols virtual positions, row stride cols
       int64_t ng, p0, nc, mp0, mp1;
       if (!tp.decode(task, Pv, ng, p0, nc, mp0, mp1)) return;
       int64_t g = ng % group_, n = ng / group_;
       const float* base = planes + ng * per_ng + p0;
       for (int64_t j = 0; j * NR < nc; ++j)
         for (int64_t k = 0; k < Kc_; ++k) rows[j * Kc_ + k] = base + j * NR + k_off[static_cast<size_t>(k)];
+      float* yg = y + (n * M_ + g * mg_) * geo.out_plane;
+      if (Kc_ <= kKc) {  // one K block: the tiles store their outputs themselves
+        VirtualColumns* virt = task_buffer<VirtualColumns, __LINE__>(static_cast<size_t>(cols / NR));
+        int64_t q = p0 % Wq, o = p0 / Wq * OW + std::min(q, OW);  // o: the next output's index
+        for (int64_t j = 0; j < nc; ++j, q = q + 1 == Wq ? 0 : q + 1) {
+          VirtualColumns& v = virt[j / NR];
+          if (j % NR == 0) v = {0, o};
+          if (q < OW) v.columns |= 1u << (j % NR), ++o;
+        }
+        panels(g, mp0, mp1, rows, nc, yg + mp0 * kMR * geo.out_plane, geo.out_plane, true, virt);
+        return;
+      }
+      float* acc = task_buffer<float, __LINE__>(tile);  // the chunk's rows x cols virtual positions, row stride cols
       panels(g, mp0, mp1, rows, nc, acc, cols, true);
       // The valid positions (ow < OW) of each output row the block covers.
-      float* yg = y + (n * M_ + g * mg_) * geo.out_plane;
       for (int64_t p = p0; p < p0 + nc;) {
         int64_t oh = p / Wq, ow = p % Wq, end = std::min(p0 + nc, (oh + 1) * Wq);
         int64_t run = std::min(OW, ow + (end - p)) - ow;
@@ -348,14 +359,17 @@ class ConvF32 final : public PreparedKernel {
   // blocks of kKc, each chain continued from C (the same bits as one pass); the bias joins at
   // the last block. The blocks are long: every weight panel streams a block's kKc x 12 weights
   // in two runs, and with blocks of 256 (B's block of 128 KiB in L2) ResNet-18's 14 x 14 and
-  // 7 x 7 layers, whose weights stream from memory, ran 14-18% slower than with 4,096
-  // (1 thread, alternating binaries; 512 and 1,024 in between, no blocking as 4,096). whole: every tile is kMR x NR (out has room for them and B
-  // rows hold NR readable floats past nc): the rows and columns past the layer's are computed
-  // and never read, and no tile takes the microkernel's partial path (a copy through a stack
-  // tile at every k block: the last panel of every layer whose channels are not a multiple of 6,
-  // and the last columns of every block).
+  // 7 x 7 layers, whose weights stream from memory, ran 14-18% slower than with 4,096 (1 thread,
+  // alternating binaries; 512 and 1,024 in between, no blocking as 4,096); 8,192 keeps its
+  // K = 4,608 layers in one block, whose tiles store their outputs directly (-3%).
+  // whole: every tile is kMR x NR (out has room for them and B rows hold NR readable floats past
+  // nc): the rows and columns past the layer's are computed and never read, and no tile takes
+  // the microkernel's partial path (a copy through a stack tile at every k block: the last panel
+  // of every layer whose channels are not a multiple of 6, and the last columns of every block).
+  // virt (one K block only): column j of tile t stores as virt[t] says (VirtualColumns) into out,
+  // the output plane of panel mp0's first channel (ldc: the plane's size), the layer's rows only.
   void panels(int64_t g, int64_t mp0, int64_t mp1, const float* const* rows, int64_t nc, float* out, int64_t ldc,
-              bool whole = false) const {
+              bool whole = false, const VirtualColumns* virt = nullptr) const {
     const int64_t NR = k_->nr;
     for (int64_t k0 = 0; k0 < Kc_; k0 += kKc) {
       int64_t kk = std::min(kKc, Kc_ - k0);
@@ -363,12 +377,17 @@ class ConvF32 final : public PreparedKernel {
       for (int64_t mp = mp0; mp < mp1; mp += 2) {  // two panels per tile where there are two
         const int64_t np = std::min<int64_t>(2, mp1 - mp);
         const float* a = panel(g, mp, k0);
-        int mr = static_cast<int>(whole ? np * kMR : std::min<int64_t>(np * kMR, mg_ - mp * kMR));
+        int mr = static_cast<int>(whole && !virt ? np * kMR : std::min<int64_t>(np * kMR, mg_ - mp * kMR));
         const float* bias = last ? bias_.data() + g * mg_ + mp * kMR : nullptr;
         auto tile = np == 2 ? k_->gemm_indirect_pair : k_->gemm_indirect;
         for (int64_t j0 = 0; j0 < nc; j0 += NR) {
           int nr = whole ? static_cast<int>(NR) : static_cast<int>(std::min<int64_t>(NR, nc - j0));
-          tile(kk, a, rows + (j0 / NR) * Kc_ + k0, bias, k0 > 0, out + (mp - mp0) * kMR * ldc + j0, ldc, mr, nr);
+          const float* const* b = rows + (j0 / NR) * Kc_ + k0;
+          if (virt) {
+            tile(kk, a, b, bias, false, out + (mp - mp0) * kMR * ldc, ldc, mr, nr, virt + j0 / NR);
+          } else {
+            tile(kk, a, b, bias, k0 > 0, out + (mp - mp0) * kMR * ldc + j0, ldc, mr, nr, nullptr);
+          }
         }
       }
     }
@@ -384,7 +403,7 @@ class ConvF32 final : public PreparedKernel {
   }
   const float* panel(int64_t g, int64_t mp, int64_t k0) const { return const_cast<ConvF32*>(this)->panel(g, mp, k0); }
 
-  static constexpr int64_t kKc = 4096;  // k per block (panels()); the column blocks' budget assumes 256
+  static constexpr int64_t kKc = 8192;  // k per block (panels()); the column blocks' budget assumes 256
   const F32Kernels* k_;
   Shape wshape_;
   int64_t group_, M_ = 0, mg_ = 0, Kc_ = 0, panels_ = 0;

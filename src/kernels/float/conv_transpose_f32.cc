@@ -67,7 +67,7 @@ class ConvTransposeF32 final : public PreparedKernel {
           for (int64_t r = r0; r < r1; r += kMR) {
             int mr = static_cast<int>(std::min<int64_t>(kMR, r1 - r));
             k_->gemm_indirect(cg_, packed_.data() + ((g * panels_ + r / kMR) * cg_) * kMR, rows, nullptr, false,
-                                   col + (r - r0) * cols + j0, cols, mr, nr);
+                                   col + (r - r0) * cols + j0, cols, mr, nr, nullptr);
           }
         }
         scatter(t, col, cols, r0, r1, p0, nc, yg);

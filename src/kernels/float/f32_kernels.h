@@ -47,6 +47,16 @@ struct PointwiseStep {
   int64_t n;
 };
 
+// Where a GEMM tile's columns go when only some are outputs (the virtual positions of
+// phase_gemm in conv_f32.cc, whose outputs of consecutive rows are consecutive in the output
+// plane): bit j of `columns` set means column j is an output; a row's outputs, in column order,
+// are stored at c[i ldc + first], c[i ldc + first + 1], ... of tile row i; other columns are
+// dropped.
+struct VirtualColumns {
+  uint32_t columns;
+  int64_t first;
+};
+
 struct F32Kernels {
   const char* isa;  // "scalar", "avx2", "avx512"
   int nr;           // columns of its GEMM tile = the width of the B panels it reads (16 or 32)
@@ -59,12 +69,13 @@ struct F32Kernels {
   // (nullable, mr values): C[i][j] = chain + row_bias[i], one rounding after the chain.
   // accumulate: the chains start from C's values instead of +0, so a K split into blocks
   // (k in [0, K1) then [K1, K)) continues each chain exactly: the same bits as one call.
+  // vc (nullable; not with accumulate): the columns stored as VirtualColumns says, nr ignored.
   void (*gemm_indirect)(int64_t K, const float* a, const float* const* rows, const float* row_bias,
-                             bool accumulate, float* c, int64_t ldc, int mr, int nr);
+                        bool accumulate, float* c, int64_t ldc, int mr, int nr, const VirtualColumns* vc);
   // gemm_indirect over two consecutive panels: rows i < kMR from a, rows kMR <= i < mr (mr <=
   // 2 kMR) from the next panel at a + K * kMR; row_bias has mr values. The same chains (F1).
   void (*gemm_indirect_pair)(int64_t K, const float* a, const float* const* rows, const float* row_bias,
-                             bool accumulate, float* c, int64_t ldc, int mr, int nr);
+                             bool accumulate, float* c, int64_t ldc, int mr, int nr, const VirtualColumns* vc);
   void (*dwconv_plane)(const DwPlane& p);
   // The chains' steps, vectorized at the table's width (the generic build's are 4 wide).
   void (*pointwise)(const PointwiseStep& s);

@@ -17,13 +17,27 @@ struct IndirectRows {
   const float* operator[](int64_t k) const { return rows[k]; }
 };
 
+// Lanes of r whose bit is set in mask, stored to p, p + 1, ... (the tables' store_compressed
+// where they have one).
+template <class V>
+void store_lanes(float* p, uint32_t mask, typename V::Reg r) {
+  if constexpr (requires { V::store_compressed(p, mask, r); }) {
+    V::store_compressed(p, mask, r);
+  } else {
+    float t[V::W];
+    V::store(t, r);
+    for (int l = 0; l < V::W; ++l)
+      if (mask >> l & 1) *p++ = t[l];
+  }
+}
+
 // One tile of MR = kMR or 2 kMR rows: rows i < kMR read the A panel a[k * kMR + i], rows
 // i >= kMR the next panel a[a2 + k * kMR + i - kMR] (a2 = K * kMR: panels of one k block are
 // consecutive). Every element is its own chain (F1), so the tile's height changes no bit; the
 // taller tile loads each B row once for twice the FMAs (AVX-512: 24 accumulators).
 template <class V, int MR, class Rows>
 void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, bool accumulate, float* c, int64_t ldc, int mr,
-               int nr) {
+               int nr, const fixpoint::fk::VirtualColumns* vc = nullptr) {
   constexpr int NR = V::NR, NV = NR / V::W;
   const int64_t a2 = K * kMR;
   typename V::Reg acc[MR][NV];
@@ -61,6 +75,19 @@ void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, bool ac
 #pragma GCC unroll 16
       for (int j = 0; j < NV; ++j) acc[i][j] = V::add(acc[i][j], bi);
     }
+  if (vc) {  // each vector's outputs as one run (VirtualColumns)
+    constexpr uint32_t lanes = (1u << V::W) - 1;
+#pragma GCC unroll 16
+    for (int j = 0; j < NV; ++j) {
+      const uint32_t m = vc->columns >> (j * V::W) & lanes;
+      if (!m) continue;
+      float* dst = c + vc->first + __builtin_popcount(vc->columns & ((1u << (j * V::W)) - 1));
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i)
+        if (i < mr) store_lanes<V>(dst + i * ldc, m, acc[i][j]);
+    }
+    return;
+  }
   if (mr == MR && nr == NR) {
     for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NV; ++j) V::store(c + i * ldc + j * V::W, acc[i][j]);
@@ -80,25 +107,26 @@ void gemm_packed(int64_t K, const float* a, const float* b, float* c, int64_t ld
 
 template <class V>
 void gemm_indirect(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
-                        float* c, int64_t ldc, int mr, int nr) {
-  gemm_tile<V, kMR>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr);
+                   float* c, int64_t ldc, int mr, int nr, const fixpoint::fk::VirtualColumns* vc) {
+  gemm_tile<V, kMR>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr, vc);
 }
 
 // Two consecutive panels in one 2 kMR-row tile (tables with the registers for it: AVX-512).
 template <class V>
 void gemm_indirect_pair(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
-                        float* c, int64_t ldc, int mr, int nr) {
-  gemm_tile<V, 2 * kMR>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr);
+                        float* c, int64_t ldc, int mr, int nr, const fixpoint::fk::VirtualColumns* vc) {
+  gemm_tile<V, 2 * kMR>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr, vc);
 }
 
 // The same as two kMR-row tiles (tables without the registers: 24 accumulators would spill).
 template <class V>
 void gemm_indirect_pair_as_two(int64_t K, const float* a, const float* const* rows, const float* row_bias,
-                               bool accumulate, float* c, int64_t ldc, int mr, int nr) {
-  gemm_indirect<V>(K, a, rows, row_bias, accumulate, c, ldc, std::min(mr, kMR), nr);
+                               bool accumulate, float* c, int64_t ldc, int mr, int nr,
+                               const fixpoint::fk::VirtualColumns* vc) {
+  gemm_indirect<V>(K, a, rows, row_bias, accumulate, c, ldc, std::min(mr, kMR), nr, vc);
   if (mr > kMR)
     gemm_indirect<V>(K, a + K * kMR, rows, row_bias ? row_bias + kMR : nullptr, accumulate, c + kMR * ldc, ldc,
-                     mr - kMR, nr);
+                     mr - kMR, nr, vc);
 }
 
 // One output element of a depthwise plane, taps outside the input skipped (the padding's zeros

@@ -316,19 +316,19 @@ TEST(FastFloat, LargeConvSpansManyBlocks) {
   check(c, fk::prepare_conv_f32);
 }
 
-// K past one block (4,096): every chain continued across the K blocks (the first 4,096 k, then
-// 584), with the bias after the last.
+// K past one block (8,192): every chain continued across the K blocks (the first 8,192 k, then
+// 88), with the bias after the last, through the tile buffer instead of the direct store.
 TEST(FastFloat, DeepConvSpansTwoKBlocks) {
   std::mt19937 rng(8);
   Case c;
-  c.name = "conv3x3_520x14_7x7";
+  c.name = "conv3x3_920x14_7x7";
   start_node(c, "Conv", {"x", "w", "b"});
   c.node.attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
-  c.graph.initializers["w"] = random_tensor(rng, {14, 520, 3, 3});
+  c.graph.initializers["w"] = random_tensor(rng, {14, 920, 3, 3});
   c.graph.initializers["b"] = random_tensor(rng, {14});
   c.ins = {"x"};
-  c.values = {random_tensor(rng, {2, 520, 7, 7})};
-  c.K = 520 * 9;
+  c.values = {random_tensor(rng, {2, 920, 7, 7})};
+  c.K = 920 * 9;
   check(c, fk::prepare_conv_f32);
 }
 
