@@ -34,6 +34,9 @@ std::unique_ptr<PreparedKernel> prepare_matmul_f32(const Node& n, const Graph& g
 std::unique_ptr<PreparedKernel> prepare_gemm_f32(const Node& n, const Graph& g, const F32Kernels* k);
 // MaxPool on float32 and on 8/16-bit integer codes (maxpool_fast.cc; also a program's Move ops).
 std::unique_ptr<PreparedKernel> prepare_maxpool_fast(const Node& n, const Graph& g);
+// The same with the plane loops of `isa` (maxpool_rows.h) instead of this process's ISA's (tests;
+// the CPU must support it).
+std::unique_ptr<PreparedKernel> prepare_maxpool_fast_for(const Node& n, const std::string& isa);
 // Threads of the memory-bound elementwise float ops (Add, Sub, Mul, Div, Relu, Clip): one. On the
 // 2-core machines this project is measured on, the same ops split over two threads ran up to 2x
 // slower than on one inside a 2-thread run (OCR det float: Mul 14.4 -> 8.8 ms, Clip 5.1 -> 2.3 ms

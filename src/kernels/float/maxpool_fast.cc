@@ -7,20 +7,35 @@
 // or the first NaN, replaces the best; start -Inf), so NaNs, signed zeros and empty windows give
 // the reference's bits. Declines the Indices output.
 #include <algorithm>
+#include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "../reference/common.h"
 #include "fast_float_ops.h"
+#include "fixpoint/cpu_isa.h"
 #include "fixpoint/parallel.h"
 #include "fixpoint/task_buffer.h"
+#include "maxpool_rows.h"
 
 namespace fixpoint::fk {
 namespace {
+#include "maxpool_rows_impl.h"
+
+// The plane loop for T on `isa` (maxpool_rows.h: floats per ISA, integer codes the baseline's).
+template <typename T>
+PoolPlaneFn<T> plane_fn(const std::string& isa) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (isa == "avx512vnni") return kPoolPlaneF32Avx512;
+    if (isa == "avx2") return kPoolPlaneF32Avx2;
+  }
+  return pool_plane<T>;
+}
 
 class MaxPoolFast final : public PreparedKernel {
  public:
-  explicit MaxPoolFast(const Node& n) : node_(n) {}
+  MaxPoolFast(const Node& n, std::string isa) : node_(n), isa_(std::move(isa)) {}
   bool run(KernelContext& c) const override {
     const Tensor& x = c.in(0);
     DType t = x.dtype();
@@ -37,7 +52,7 @@ class MaxPoolFast final : public PreparedKernel {
       using T = decltype(tag);
       const T* px = x.data<T>();
       T* py = y.data<T>();
-      if (planar) return pool_planar<T>(w3, px, py, x.dim(0) * x.dim(1), c.threads);
+      if (planar) return pool_planar<T>(w3, px, py, x.dim(0) * x.dim(1), c.threads, plane_fn<T>(isa_));
       const int64_t rows = w3.in[0] * w3.in[1], half_w = (w3.in[2] + 1) / 2;
       parallel_for(x.dim(0) * x.dim(1), c.threads, [&](int64_t nc) {
         const T* xp = px + nc * in_plane;
@@ -84,94 +99,34 @@ class MaxPoolFast final : public PreparedKernel {
   }
 
  private:
-  // Kept by max (the reference's rule for floats: a greater value, or the first NaN).
+  // One 2-D plane per task (maxpool_rows_impl.h's pool_plane: the plane rewritten once as its
+  // padded column phases, then every tap a contiguous run; the tap-row loop above took 0.8 ms
+  // for ResNet-18's 8-bit MaxPool, 64 x 112 x 112 codes).
   template <typename T>
-  static T keep(T b, T v) {
-    if constexpr (std::is_floating_point_v<T>)
-      return (v > b || (v != v && b == b)) ? v : b;
-    else
-      return std::max(b, v);
-  }
-
-  // y[i] = keep(y[i], x[i]). Restrict pointers and a count by value: a store of 8-bit codes may
-  // alias anything, and in the lambda below every iteration reloaded the row length (scalar
-  // code, 2x slower than the tap-row loop this replaced).
-  template <typename T>
-  static void keep_row(T* __restrict y, const T* __restrict x, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) y[i] = keep(y[i], x[i]);
-  }
-  // Column j of a phase row: src[s j] (s = 2 spelled out, so that it vectorizes).
-  template <typename T>
-  static void take_columns(T* __restrict dst, const T* __restrict src, int64_t n, int64_t s) {
-    if (s == 1)
-      std::copy(src, src + n, dst);
-    else if (s == 2)
-      for (int64_t j = 0; j < n; ++j) dst[j] = src[2 * j];
-    else
-      for (int64_t j = 0; j < n; ++j) dst[j] = src[s * j];
-  }
-
-  // One 2-D plane per task: the plane rewritten once, padded with the lowest value (-Inf for
-  // floats: no tap it replaces changes a max, and a window of padding only gives the reference's
-  // empty-window value), as its sx column phases, so that every tap (kh, kw) of an output row is
-  // one contiguous run of a phase row, ow + (kw dw) / sx of phase (kw dw) % sx; the output row is
-  // the first tap's run, then kept against the others in the reference's window order (kh, then
-  // kw). Every loop has unit stride and no bounds test, so they vectorize (the tap-row loop above
-  // took 0.8 ms for ResNet-18's 8-bit MaxPool, 64 x 112 x 112 codes).
-  template <typename T>
-  static void pool_planar(const ref::Window& w, const T* px, T* py, int64_t planes, int threads) {
-    const T low = std::is_floating_point_v<T> ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
-    const int64_t H = w.in[1], W = w.in[2], OH = w.out[1], OW = w.out[2], KH = w.kernel[1], KW = w.kernel[2];
-    const int64_t sy = w.stride[1], sx = w.stride[2], dh = w.dilation[1], dw = w.dilation[2];
-    const int64_t pt = w.pad_begin[1], pl = w.pad_begin[2];
-    const int64_t Hp = (OH - 1) * sy + (KH - 1) * dh + 1, Wp = (OW - 1) * sx + (KW - 1) * dw + 1;
-    const int64_t Wq = (Wp + sx - 1) / sx;  // columns per phase
-    if (OH <= 0 || OW <= 0) return;
+  static void pool_planar(const ref::Window& w, const T* px, T* py, int64_t planes, int threads, PoolPlaneFn<T> fn) {
+    PoolPlane g{w.in[1], w.in[2], w.out[1], w.out[2], w.kernel[1], w.kernel[2], w.stride[1], w.stride[2],
+                w.dilation[1], w.dilation[2], w.pad_begin[1], w.pad_begin[2], 0, 0};
+    if (g.OH <= 0 || g.OW <= 0) return;
+    g.Hp = (g.OH - 1) * g.sy + (g.KH - 1) * g.dh + 1;
+    g.Wq = ((g.OW - 1) * g.sx + (g.KW - 1) * g.dw + 1 + g.sx - 1) / g.sx;  // columns per phase
     parallel_for(planes, threads, [&](int64_t nc) {
-      const T* xp = px + nc * H * W;
-      T* yp = py + nc * OH * OW;
-      T* buf = task_buffer<T, __LINE__>(static_cast<size_t>(sx * Hp * Wq));  // [phase][row][column]
-      for (int64_t r = 0; r < Hp; ++r) {
-        int64_t ih = r - pt;
-        for (int64_t q = 0; q < sx; ++q) {
-          T* dst = buf + (q * Hp + r) * Wq;
-          if (ih < 0 || ih >= H) {
-            std::fill(dst, dst + Wq, low);
-            continue;
-          }
-          // Column j of phase q is padded column q + sx j, input column q + sx j - pl.
-          const T* src = xp + ih * W;
-          int64_t lo = std::clamp<int64_t>((pl - q + sx - 1) / sx, 0, Wq);
-          int64_t hi = std::clamp<int64_t>((W + pl - q + sx - 1) / sx, lo, Wq);
-          std::fill(dst, dst + lo, low);
-          take_columns(dst + lo, src + q + sx * lo - pl, hi - lo, sx);
-          std::fill(dst + hi, dst + Wq, low);
-        }
-      }
-      for (int64_t oh = 0; oh < OH; ++oh) {
-        T* yr = yp + oh * OW;
-        for (int64_t kh = 0; kh < KH; ++kh)
-          for (int64_t kw = 0; kw < KW; ++kw) {
-            const T* xr = buf + ((kw * dw % sx) * Hp + oh * sy + kh * dh) * Wq + kw * dw / sx;
-            if (kh == 0 && kw == 0) {
-              // The reference starts from the lowest value: keep(low, v) is v for every v
-              // (a NaN replaces -Inf; -Inf keeps -Inf).
-              std::copy(xr, xr + OW, yr);
-              continue;
-            }
-            keep_row(yr, xr, OW);
-          }
-      }
+      T* buf = task_buffer<T, __LINE__>(static_cast<size_t>(g.sx * g.Hp * g.Wq));  // [phase][row][column]
+      fn(g, px + nc * g.H * g.W, py + nc * g.OH * g.OW, buf);
     });
   }
 
   Node node_;
+  std::string isa_;  // whose plane loops run
 };
 
 }  // namespace
 
 std::unique_ptr<PreparedKernel> prepare_maxpool_fast(const Node& n, const Graph&) {
-  return std::make_unique<MaxPoolFast>(n);
+  return std::make_unique<MaxPoolFast>(n, selected_isa());
+}
+
+std::unique_ptr<PreparedKernel> prepare_maxpool_fast_for(const Node& n, const std::string& isa) {
+  return std::make_unique<MaxPoolFast>(n, isa);
 }
 
 }  // namespace fixpoint::fk

@@ -1,15 +1,18 @@
 // MaxPool on integer codes and float32 (src/kernels/float/maxpool_fast.cc) against the reference
 // kernel, bit for bit, on seeded random geometries (1-3 spatial dims, strides, dilations, pads,
-// ceil_mode) and element types, at 1 and 2 threads; floats drawn so that windows meet NaNs of
-// different payloads (the first must win), signed zeros (the first must stay) and infinities. It
-// declines the Indices output.
+// ceil_mode) and element types, with every ISA's plane loops this CPU runs, at 1 and 2 threads;
+// floats drawn so that windows meet NaNs of different payloads (the first must win), signed zeros
+// (the first must stay) and infinities. It declines the Indices output.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <type_traits>
+#include <vector>
 
+#include "fixpoint/cpu_isa.h"
 #include "fixpoint/runtime.h"
 #include "kernels/float/fast_float_ops.h"
 
@@ -25,6 +28,8 @@ TEST(MaxPoolFast, MatchesReferenceBitExactly) {
   float special[8] = {0.0f, -0.0f, INFINITY, -INFINITY, 1.5f, -2.25f, 0.0f, 0.0f};
   std::memcpy(&special[6], &nan_a, 4);
   std::memcpy(&special[7], &nan_b, 4);
+  // The plane loops of every ISA this CPU can run (a run uses its own ISA's only).
+  const char* const isas[] = {"scalar", "avx2", "avx512vnni"};
   for (uint32_t seed = first; seed < first + count; ++seed) {
     std::mt19937 rng(seed);
     auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
@@ -60,14 +65,17 @@ TEST(MaxPoolFast, MatchesReferenceBitExactly) {
     for (int64_t i = 0; t != DType::Float32 && i < x.numel(); ++i) x.set_f64(i, static_cast<double>(pick(t == DType::Int8 ? -128 : t == DType::Int16 ? -32768 : 0, t == DType::UInt8 ? 255 : t == DType::Int8 ? 127 : t == DType::UInt16 ? 65535 : 32767)));
     std::vector<const Tensor*> ins = {&x};
     Tensor want = run_node(n, ins).at(0);
-    auto k = fk::prepare_maxpool_fast(n, Graph{});
-    for (int threads : {1, 2}) {
-      std::vector<Tensor> outs(1);
-      KernelContext ctx(n, ins, outs, nullptr);
-      ctx.threads = threads;
-      ASSERT_TRUE(k->run(ctx)) << n.name;
-      ASSERT_EQ(shape_str(outs[0].shape()), shape_str(want.shape())) << n.name;
-      ASSERT_EQ(std::memcmp(outs[0].raw(), want.raw(), want.nbytes()), 0) << n.name << " threads " << threads;
+    for (const char* isa : isas) {
+      if (!cpu_supports(isa)) continue;
+      auto k = fk::prepare_maxpool_fast_for(n, isa);
+      for (int threads : {1, 2}) {
+        std::vector<Tensor> outs(1);
+        KernelContext ctx(n, ins, outs, nullptr);
+        ctx.threads = threads;
+        ASSERT_TRUE(k->run(ctx)) << n.name;
+        ASSERT_EQ(shape_str(outs[0].shape()), shape_str(want.shape())) << n.name;
+        ASSERT_EQ(std::memcmp(outs[0].raw(), want.raw(), want.nbytes()), 0) << n.name << " " << isa << " threads " << threads;
+      }
     }
   }
 }
