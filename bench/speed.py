@@ -4,7 +4,8 @@
   1. kernels: Google Benchmark (build/bench/kernels_bench), each integer Conv/MatMul layer with
      the scalar reference kernel vs. the optimized path with every ISA GEMM this CPU has;
      ratio = reference time / optimized time.
-  2. models: whole-network latency (median of --repeat runs after a warm-up) of fixpoint's float
+  2. models: whole-network latency (median of --repeat runs after a warm-up; the median of
+     --rounds such measurements, every configuration's rounds interleaved) of fixpoint's float
      path (1 and 2 threads, and the reference kernels) and its int8 and int16 programs (1 and 2
      threads with the runtime's ISA choice, one with the reference kernels), against ONNX Runtime 1.30 (CPU, float)
      at the same thread count on the same input; ratio = time / ONNX Runtime time (below 1 =
@@ -19,13 +20,14 @@
   4. with --walltimes: wall time of `compile` of the OCR recognizer (100 calibration lines) and
      detector (100 pages at 640x640) and of `analyze` on the recognizer, against issue 13's budgets.
 
-usage: bench/speed.py [--build DIR] [--repeat N] [--models tiny_cnn,ocr_rec,ocr_det,resnet18]
+usage: bench/speed.py [--build DIR] [--repeat N] [--rounds R] [--models tiny_cnn,ocr_rec,ocr_det,resnet18]
                       [--rows float,int8,int16] [--no-kernels] [--walltimes] [--json FILE]
 """
 import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -104,7 +106,11 @@ def model_inputs(work, names):
 ROWS = ("float", "int8", "int16")
 
 
-def models(build, names, repeat, work, rows_wanted):
+def models(build, names, repeat, work, rows_wanted, rounds):
+    """Per model: every timed configuration run once per round, the rounds interleaved (ORT and
+    fixpoint alike), each configuration's time the median of its rounds. This machine's speed
+    drifts within minutes; timing ORT first and fixpoint a minute later skewed the ratios by up to
+    40% at two threads."""
     cli = os.path.join(build, "fixpoint")
     table = model_inputs(work, names)
     rows = []
@@ -116,39 +122,46 @@ def models(build, names, repeat, work, rows_wanted):
         fixed = [] if name == "tiny_cnn" else ["--shape", f"{inp}={shape}"]
         feed = ["--input", f"{inp}={npy}", "-o", os.path.join(work, "out"), "-q", "--repeat", str(repeat)]
         env_ref = dict(os.environ, FIXPOINT_ISA="reference")
-        ort = ["node", os.path.join(ROOT, "scripts", "oracle", "ort_run.js"), model, os.path.join(work, "ort"),
-               f"{inp}={npy}", "--repeat", str(repeat)]
-        r = {"model": name, "ort_float_ms": median_ms(run(ort + ["--threads", "1"])),
-             "ort_float_2t_ms": median_ms(run(ort + ["--threads", "2"]))}
+        def ort_cmd(m):
+            return ["node", os.path.join(ROOT, "scripts", "oracle", "ort_run.js"), m, os.path.join(work, "ort"),
+                    f"{inp}={npy}", "--repeat", str(repeat)]
+        jobs = {"ort_float_ms": ort_cmd(model) + ["--threads", "1"], "ort_float_2t_ms": ort_cmd(model) + ["--threads", "2"]}
+        r = {"model": name, "rounds": rounds}
         macs = macs_by_node(cli, model, fixed)
         r["macs"] = sum(macs.values())
+        progs = {}
         if "float" in rows_wanted:
-            out = run([cli, "run", model] + fixed + feed + ["--threads", "1"])
-            r["float_isa"] = re.search(r"isa=(\S+)", out).group(1)
-            r["fixpoint_float_ms"] = median_ms(out)
-            r["fixpoint_float_2t_ms"] = median_ms(run([cli, "run", model] + fixed + feed + ["--threads", "2"]))
-            r["fixpoint_float_reference_kernels_ms"] = median_ms(run([cli, "run", model, "--reference"] + fixed + feed))
+            jobs["fixpoint_float_ms"] = [cli, "run", model] + fixed + feed + ["--threads", "1"]
+            jobs["fixpoint_float_2t_ms"] = [cli, "run", model] + fixed + feed + ["--threads", "2"]
         for bits in (8, 16):
             if f"int{bits}" not in rows_wanted:
                 continue
-            prog = os.path.join(work, f"{name}_int{bits}")
+            prog = progs[bits] = os.path.join(work, f"{name}_int{bits}")
             run([cli, "compile", model, "-o", prog, "--bits", str(bits), "--calib", f"{inp}={npy}", "-q"] + fixed)
-            out = run([cli, "run", prog] + feed + ["--threads", "1"])
-            r["isa"] = re.search(r"isa=(\S+)", out).group(1)
-            r[f"fixpoint_int{bits}_ms"] = median_ms(out)
-            r[f"fixpoint_int{bits}_2t_ms"] = median_ms(run([cli, "run", prog] + feed + ["--threads", "2"]))
+            jobs[f"fixpoint_int{bits}_ms"] = [cli, "run", prog] + feed + ["--threads", "1"]
+            jobs[f"fixpoint_int{bits}_2t_ms"] = [cli, "run", prog] + feed + ["--threads", "2"]
+            if bits == 8 and name == "resnet18":  # the int8 peer (the OCR models' opset-9 QDQ exports do not load in ORT)
+                qdq = os.path.join(work, f"{name}_int8_qdq.onnx")
+                run([cli, "export-qdq", prog, "-o", qdq, "-q"])
+                jobs["ort_int8_qdq_ms"] = ort_cmd(qdq) + ["--threads", "1"]
+                jobs["ort_int8_qdq_2t_ms"] = ort_cmd(qdq) + ["--threads", "2"]
+        times, last = {k: [] for k in jobs}, {}
+        for _ in range(rounds):
+            for k, cmd in jobs.items():
+                last[k] = run(cmd)
+                times[k].append(median_ms(last[k]))
+        r.update({k: statistics.median(v) for k, v in times.items()})
+        r["round_ms"] = times
+        if "float" in rows_wanted:
+            r["float_isa"] = re.search(r"isa=(\S+)", last["fixpoint_float_ms"]).group(1)
+            r["fixpoint_float_reference_kernels_ms"] = median_ms(run([cli, "run", model, "--reference"] + fixed + feed))
+        for bits, prog in progs.items():
+            r["isa"] = re.search(r"isa=(\S+)", last[f"fixpoint_int{bits}_ms"]).group(1)
             r[f"fixpoint_int{bits}_reference_kernels_ms"] = median_ms(run([cli, "run", prog] + feed + ["--threads", "1"],
                                                                           env=env_ref))
             if bits == 8:  # where the int8 time goes: the slowest GEMM layers at 2 threads
                 out = run([cli, "run", prog] + feed + ["--threads", "2", "--profile"])
                 r["int8_2t_layers"] = slow_layers(out, macs, r["fixpoint_int8_2t_ms"])
-            if bits == 8 and name == "resnet18":  # the int8 peer (the OCR models' opset-9 QDQ exports do not load in ORT)
-                qdq = os.path.join(work, f"{name}_int8_qdq.onnx")
-                run([cli, "export-qdq", prog, "-o", qdq, "-q"])
-                ort_q = ["node", os.path.join(ROOT, "scripts", "oracle", "ort_run.js"), qdq, os.path.join(work, "ort"),
-                         f"{inp}={npy}", "--repeat", str(repeat)]
-                r["ort_int8_qdq_ms"] = median_ms(run(ort_q + ["--threads", "1"]))
-                r["ort_int8_qdq_2t_ms"] = median_ms(run(ort_q + ["--threads", "2"]))
         for k in [k for k in r if k.startswith("fixpoint_") and k.endswith("_ms")]:
             peer = r["ort_float_2t_ms"] if "_2t_" in k else r["ort_float_ms"]
             r[k.replace("_ms", "_vs_ort")] = r[k] / peer
@@ -219,7 +232,7 @@ def print_models(rows):
             ("int16 1t", "fixpoint_int16_ms", "ort_float_ms"), ("int16 2t", "fixpoint_int16_2t_ms", "ort_float_2t_ms"),
             ("int16 ref-kernels", "fixpoint_int16_reference_kernels_ms", "ort_float_ms")]
     cols = [c for c in cols if any(c[1] in r for r in rows)]
-    print("\nms (x ONNX Runtime float, same threads, same run)")
+    print(f"\nms (x ONNX Runtime float, same threads, same run; medians of {rows[0].get('rounds', 1) if rows else 1} interleaved rounds)")
     print(f"{'model':10} {'ORT 1t':>8} {'ORT 2t':>8} " + " ".join(f"{c[0]:>20}" for c in cols))
     for r in rows:
         cells = [f"{r[c[1]]:9.2f} ({r[c[1]] / r[c[2]]:5.2f}x)" if c[1] in r else "" for c in cols]
@@ -270,6 +283,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--repeat", type=int, default=6)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per model; each time is their median")
     ap.add_argument("--models", default="tiny_cnn,ocr_rec")
     ap.add_argument("--rows", default=",".join(ROWS), help="which of float,int8,int16 to time")
     ap.add_argument("--no-kernels", action="store_true", help="skip the Google Benchmark kernel table")
@@ -286,7 +300,7 @@ def main():
     for r in result["kernels"]:
         print(f"{r['layer']:28} {r['kernel']:28} {r['us']:9.1f} {r['reference_us']:9.1f} {r['speedup']:8.1f}")
     with tempfile.TemporaryDirectory() as work:
-        result["models"] = models(a.build, [m for m in a.models.split(",") if m], a.repeat, work, rows_wanted)
+        result["models"] = models(a.build, [m for m in a.models.split(",") if m], a.repeat, work, rows_wanted, a.rounds)
     print_models(result["models"])
     print_limits(result["limits"], result["models"])
     if a.walltimes:
