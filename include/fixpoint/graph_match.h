@@ -17,6 +17,10 @@ const Node* single_consumer(const Graph& g, const std::string& t);
 bool inner(const Graph& g, const std::string& t, int uses = 1);
 // The initializer named t, or nullptr.
 const Tensor* constant(const Graph& g, const std::string& t);
+// Relu's or Clip's bounds when they are constants: Clip's from attributes (opset < 11) or
+// initializer inputs 1 and 2 (their first element), Relu's [0, inf); +-inf where absent. False
+// when a bound is not an initializer or n is neither op.
+bool clip_bounds(const Graph& g, const Node& n, double* lo, double* hi);
 // t is a one-element float initializer equal to v (relative tolerance 1e-6).
 bool scalar_const(const Graph& g, const std::string& t, double v);
 // t = Clip(Add(x, 3), 0, 6) with single-use intermediates (the core of exported HardSigmoid

@@ -1,5 +1,7 @@
 #include "fixpoint/graph_match.h"
 
+#include <limits>
+
 #include <cmath>
 
 namespace fixpoint::match {
@@ -35,6 +37,28 @@ bool inner(const Graph& g, const std::string& t, int uses) {
 const Tensor* constant(const Graph& g, const std::string& t) {
   auto it = g.initializers.find(t);
   return it == g.initializers.end() ? nullptr : &it->second;
+}
+
+bool clip_bounds(const Graph& g, const Node& n, double* lo, double* hi) {
+  *lo = -std::numeric_limits<double>::infinity();
+  *hi = std::numeric_limits<double>::infinity();
+  if (n.op_type == "Relu") {
+    *lo = 0;
+    return true;
+  }
+  if (n.op_type != "Clip") return false;
+  if (n.opset < 11) {
+    if (n.has_attr("min")) *lo = n.attr_float("min", 0);
+    if (n.has_attr("max")) *hi = n.attr_float("max", 0);
+    return true;
+  }
+  for (size_t k : {1, 2}) {
+    if (k >= n.inputs.size() || n.inputs[k].empty()) continue;
+    const Tensor* b = constant(g, n.inputs[k]);
+    if (!b) return false;
+    (k == 1 ? *lo : *hi) = b->get_f64(0);
+  }
+  return true;
 }
 
 bool scalar_const(const Graph& g, const std::string& t, double v) {

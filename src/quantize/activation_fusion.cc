@@ -6,29 +6,6 @@
 
 namespace fixpoint {
 
-// Clip bounds from attributes (opset < 11) or constant inputs; false when not constant.
-bool clip_bounds(const Graph& g, const Node& n, double* lo, double* hi) {
-  *lo = -std::numeric_limits<double>::infinity();
-  *hi = std::numeric_limits<double>::infinity();
-  if (n.op_type == "Relu") {
-    *lo = 0;
-    return true;
-  }
-  if (n.op_type != "Clip") return false;
-  if (n.opset < 11) {
-    if (n.has_attr("min")) *lo = n.attr_float("min", 0);
-    if (n.has_attr("max")) *hi = n.attr_float("max", 0);
-    return true;
-  }
-  for (size_t k : {1, 2}) {
-    if (k >= n.inputs.size() || n.inputs[k].empty()) continue;
-    auto it = g.initializers.find(n.inputs[k]);
-    if (it == g.initializers.end()) return false;
-    (k == 1 ? *lo : *hi) = it->second.get_f64(0);
-  }
-  return true;
-}
-
 // Fuses a following Relu/Clip into op when it is the only consumer; returns the output tensor.
 std::string fuse_activation(CompileContext& cx, QOp& op, double* lo, double* hi) {
   *lo = -std::numeric_limits<double>::infinity();
@@ -38,7 +15,7 @@ std::string fuse_activation(CompileContext& cx, QOp& op, double* lo, double* hi)
   const Node* act = match::single_consumer(cx.g, out);
   if (!act || (act->op_type != "Relu" && act->op_type != "Clip") || act->inputs[0] != out || !cx.layer_allowed(*act)) return out;
   double a, b;
-  if (!clip_bounds(cx.g, *act, &a, &b)) return out;
+  if (!match::clip_bounds(cx.g, *act, &a, &b)) return out;
   // §2.6: a QDQ model that quantizes the pre-activation tensor on its own grid rounds twice (to
   // it, then to the activation's output); fusing would round once and depart from the model.
   auto pre = cx.qdq.activations.find(out), post = cx.qdq.activations.find(act->outputs[0]);

@@ -6,10 +6,6 @@
 
 namespace fixpoint {
 
-// Clip bounds from attributes (opset < 11) or constant inputs (Relu: [0, inf)); false when they
-// are not constants or n is neither.
-bool clip_bounds(const Graph& g, const Node& n, double* lo, double* hi);
-
 // Fuses a following Relu/Clip into op when it is the only consumer and runs on the accelerator:
 // returns the op's output tensor, and the clamp in [*lo, *hi] (infinite when nothing fused).
 std::string fuse_activation(CompileContext& cx, QOp& op, double* lo, double* hi);

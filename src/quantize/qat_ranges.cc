@@ -13,7 +13,7 @@ namespace fixpoint {
 void collect_qat_ranges(CompileContext& cx) {
   for (const auto& n : cx.g.nodes) {
     double lo, hi;
-    if (n.op_type != "Clip" || !clip_bounds(cx.g, n, &lo, &hi) || !std::isfinite(lo) || !std::isfinite(hi)) continue;
+    if (n.op_type != "Clip" || !match::clip_bounds(cx.g, n, &lo, &hi) || !std::isfinite(lo) || !std::isfinite(hi)) continue;
     cx.qat_ranges[n.outputs[0]] = {lo, hi};
     for (const auto& in : cx.g.inputs)
       if (in.name == n.inputs[0] && match::single_consumer(cx.g, in.name) == &n) cx.qat_ranges[in.name] = {lo, hi};

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "compile_test_util.h"
+#include "fixpoint/graph_match.h"
 #include "quantize/activation_fusion.h"
 
 namespace fixpoint {
@@ -52,17 +53,17 @@ TEST(ActivationFusion, AClipTheUserKeepsOnTheCpuIsNotFused) {
 TEST(ActivationFusion, ClipBoundsFromInputsAttributesAndRelu) {
   Graph g = conv_clip();
   double lo, hi;
-  ASSERT_TRUE(clip_bounds(g, g.nodes[1], &lo, &hi));
+  ASSERT_TRUE(match::clip_bounds(g, g.nodes[1], &lo, &hi));
   EXPECT_EQ(lo, 0.0);
   EXPECT_EQ(hi, 0.5);
   Node old = make_node("Clip", {"c"}, {"y"}, "old", {{"min", test::float_attr(-1)}, {"max", test::float_attr(6)}}, 6);
-  ASSERT_TRUE(clip_bounds(g, old, &lo, &hi));
+  ASSERT_TRUE(match::clip_bounds(g, old, &lo, &hi));
   EXPECT_EQ(lo, -1.0);
   EXPECT_EQ(hi, 6.0);
-  ASSERT_TRUE(clip_bounds(g, make_node("Relu", {"c"}, {"r"}), &lo, &hi));
+  ASSERT_TRUE(match::clip_bounds(g, make_node("Relu", {"c"}, {"r"}), &lo, &hi));
   EXPECT_EQ(lo, 0.0);
   EXPECT_TRUE(std::isinf(hi));
-  EXPECT_FALSE(clip_bounds(g, make_node("Clip", {"c", "x"}, {"z"}), &lo, &hi));  // a bound that is no constant
+  EXPECT_FALSE(match::clip_bounds(g, make_node("Clip", {"c", "x"}, {"z"}), &lo, &hi));  // a bound that is no constant
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "fixpoint/graph_match.h"
 #include "../reference/common.h"
 #include "fixpoint/task_buffer.h"
 #include "f32_kernels.h"
@@ -131,13 +132,13 @@ class ConvTransposeF32 final : public PreparedKernel {
 
 std::unique_ptr<PreparedKernel> prepare_conv_transpose_f32(const Node& n, const Graph& g, const F32Kernels* k) {
   if (!k || n.inputs.size() < 2) return nullptr;
-  const Tensor* w = graph_constant(g, n.inputs[1]);
+  const Tensor* w = match::constant(g, n.inputs[1]);
   if (!w || w->dtype() != DType::Float32 || w->rank() < 3 || w->rank() > 5 || w->numel() == 0) return nullptr;
   int64_t group = n.attr_int("group", 1);
   if (group < 1 || w->dim(0) % group != 0) return nullptr;
   const Tensor* b = nullptr;
   if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
-    b = graph_constant(g, n.inputs[2]);
+    b = match::constant(g, n.inputs[2]);
     if (!b || b->dtype() != DType::Float32 || b->numel() != group * w->dim(1)) return nullptr;
   }
   return std::make_unique<ConvTransposeF32>(k, *w, b, group);

@@ -6,9 +6,6 @@
 
 namespace fixpoint::fk {
 
-// The value of a graph constant (an initializer), or nullptr.
-const Tensor* graph_constant(const Graph& g, const std::string& name);
-
 // Packs the K x N matrix b (element (k, j) at b[k * ks + j * js]) into nr-wide panels (nr: the
 // microkernel table's), dst[(panel * K + k) * nr + j], zero beyond N.
 void pack_b_panels(const float* b, int64_t K, int64_t N, int64_t ks, int64_t js, int nr, float* dst);

@@ -5,6 +5,7 @@
 // computes every element by the same chain.
 #include <algorithm>
 
+#include "fixpoint/graph_match.h"
 #include "../reference/common.h"
 #include "fixpoint/task_buffer.h"
 #include "f32_kernels.h"
@@ -12,11 +13,6 @@
 #include "fixpoint/parallel.h"
 
 namespace fixpoint::fk {
-
-const Tensor* graph_constant(const Graph& g, const std::string& name) {
-  auto it = g.initializers.find(name);
-  return it == g.initializers.end() ? nullptr : &it->second;
-}
 
 void pack_b_panels(const float* b, int64_t K, int64_t N, int64_t ks, int64_t js, int NR, float* dst) {
   for (int64_t j0 = 0; j0 < N; j0 += NR) {
@@ -133,21 +129,21 @@ class GemmF32 final : public PreparedKernel {
 
 std::unique_ptr<PreparedKernel> prepare_matmul_f32(const Node& n, const Graph& g, const F32Kernels* k) {
   if (!k || n.inputs.size() != 2) return nullptr;
-  const Tensor* b = graph_constant(g, n.inputs[1]);
+  const Tensor* b = match::constant(g, n.inputs[1]);
   if (b && (b->dtype() != DType::Float32 || b->rank() != 2)) b = nullptr;  // packed per run
   return std::make_unique<MatMulF32>(k, b);
 }
 
 std::unique_ptr<PreparedKernel> prepare_gemm_f32(const Node& n, const Graph& g, const F32Kernels* k) {
   if (!k || n.inputs.size() < 2 || n.attr_int("transA", 0) != 0 || n.attr_float("alpha", 1.0f) != 1.0f) return nullptr;
-  const Tensor* b = graph_constant(g, n.inputs[1]);
+  const Tensor* b = match::constant(g, n.inputs[1]);
   if (!b || b->dtype() != DType::Float32 || b->rank() != 2) return nullptr;
   bool tb = n.attr_int("transB", 0) != 0;
   int64_t N = tb ? b->dim(0) : b->dim(1);
   const Tensor* cc = nullptr;
   float beta = n.attr_float("beta", 1.0f);
   if (n.inputs.size() > 2 && !n.inputs[2].empty()) {
-    cc = graph_constant(g, n.inputs[2]);
+    cc = match::constant(g, n.inputs[2]);
     if (!cc || cc->dtype() != DType::Float32) return nullptr;
     bool row = cc->numel() == 1 || (cc->numel() == N && (cc->rank() == 1 || (cc->rank() == 2 && cc->dim(0) == 1)));
     if (!row) return nullptr;

@@ -21,6 +21,7 @@
 #include "f32_kernels.h"
 #include "fast_float_ops.h"
 #include "fixpoint/buffer_pool.h"
+#include "fixpoint/graph_match.h"
 #include "fixpoint/parallel.h"
 
 namespace fixpoint::fk {
@@ -56,22 +57,18 @@ bool step_kind(const std::string& op, Kind& k) {
   return false;
 }
 
-// Clip's bounds as constants, the way ref::clip_bounds reads them; false if an input bound is
-// not a constant float32 scalar.
+// Clip's bounds as constants (match::clip_bounds), the way ref::clip_bounds reads them at run
+// time: false unless each input bound is a float32 scalar.
 bool clip_constants(const Node& n, const Graph& g, float& lo, float& hi) {
-  lo = -std::numeric_limits<float>::infinity();
-  hi = std::numeric_limits<float>::infinity();
-  if (n.opset < 11) {
-    if (n.has_attr("min")) lo = n.attr_float("min", 0);
-    if (n.has_attr("max")) hi = n.attr_float("max", 0);
-    return true;
-  }
+  double l, h;
+  if (!match::clip_bounds(g, n, &l, &h)) return false;
   for (size_t k : {1, 2}) {
-    if (n.inputs.size() <= k || n.inputs[k].empty()) continue;
-    const Tensor* b = graph_constant(g, n.inputs[k]);
+    if (n.opset < 11 || n.inputs.size() <= k || n.inputs[k].empty()) continue;
+    const Tensor* b = match::constant(g, n.inputs[k]);
     if (!b || b->dtype() != DType::Float32 || b->numel() != 1) return false;
-    (k == 1 ? lo : hi) = b->data<float>()[0];
   }
+  lo = static_cast<float>(l);  // exact: float attributes and float32 constants
+  hi = static_cast<float>(h);
   return true;
 }
 

@@ -63,7 +63,7 @@ bool prepare_lut(CompileContext& cx, QOp& op) {
   bool composed = absorb_scalar_ops(cx, op, &out, &fy);
   if (!composed && kNonNegativeOps.count(n.op_type)) cx.nonneg.insert(out);
   double lo, hi;
-  if (!composed && (n.op_type == "Clip") && clip_bounds(cx.g, n, &lo, &hi) && lo >= 0) cx.nonneg.insert(out);
+  if (!composed && (n.op_type == "Clip") && match::clip_bounds(cx.g, n, &lo, &hi) && lo >= 0) cx.nonneg.insert(out);
   QParams qy;
   // A QAT Clip keeps its range; a Relu/Clip on the same scale maps codes to themselves.
   qy = activation_qparams(cx, out, out_bits(cx, op, out));
