@@ -201,7 +201,9 @@ void run_run(const RunArgs& a) {
     };
   if (a.profile && !trace.on())  // a trace needs every tensor: nothing fused; a profile times what runs
     ro.on_fused = [&](const Node& first, const Node& last, const Tensor&) {
-      prof.end_op(cat(first.label(), " .. ", last.label()), "(element-wise chain)");
+      // Conv + Relu (fuse_conv_relu) by its first op; element-wise chains as one kind
+      const bool chain = first.op_type != "Conv";
+      prof.end_op(cat(first.label(), " .. ", last.label()), chain ? "(element-wise chain)" : first.op_type + "+" + last.op_type);
     };
   std::string what = a.reference ? std::string("float reference kernels")
                                  : cat("float isa=", float_kernel_isa(), " threads=", ro.threads);

@@ -68,16 +68,20 @@ class FusedKernel {
                    Tensor& out) const = 0;
 };
 // The fused kernel starting at node `first` of the graph, or nullptr. uses: the graph's
-// use_counts() (readers of each tensor, a graph output counting as one), made once by the caller.
+// use_counts() (readers of each tensor, a graph output counting as one), made once by the caller;
+// prepared: the executor's prepared kernel of each node (null where none), which it keeps as
+// long as the fused kernels, so a fused kernel may run one of them.
 using FuseKernelFn = std::unique_ptr<FusedKernel> (*)(const Graph& graph, const std::map<std::string, int>& uses,
+                                                      const std::vector<std::unique_ptr<PreparedKernel>>& prepared,
                                                       size_t first);
 
 class KernelRegistry {
  public:
   void add(const std::string& op_type, KernelFn fn) { kernels_[op_type] = fn; }
   void add_prepared(const std::string& op_type, PrepareKernelFn fn) { prepared_[op_type] = fn; }
-  void set_fuser(FuseKernelFn fn) { fuser_ = fn; }
-  FuseKernelFn fuser() const { return fuser_; }
+  // Fusers are tried in the order added at each node; the first fused kernel found is taken.
+  void add_fuser(FuseKernelFn fn) { fusers_.push_back(fn); }
+  const std::vector<FuseKernelFn>& fusers() const { return fusers_; }
   KernelFn find(const std::string& op_type, const std::string& domain) const;
   PrepareKernelFn find_prepared(const std::string& op_type, const std::string& domain) const;
   std::vector<std::string> ops() const;
@@ -87,7 +91,7 @@ class KernelRegistry {
  private:
   std::map<std::string, KernelFn> kernels_;
   std::map<std::string, PrepareKernelFn> prepared_;
-  FuseKernelFn fuser_ = nullptr;
+  std::vector<FuseKernelFn> fusers_;
 };
 
 // Runs one node with the reference kernels (used by constant folding and tests).

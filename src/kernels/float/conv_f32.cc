@@ -20,6 +20,7 @@
 
 #include "fixpoint/graph_match.h"
 #include "../reference/common.h"
+#include "../reference/unary_ops.h"
 #include "fixpoint/task_buffer.h"
 #include "f32_kernels.h"
 #include "fast_float_ops.h"
@@ -67,7 +68,11 @@ class ConvF32 final : public PreparedKernel {
     if (b) std::copy(b->data<float>(), b->data<float>() + M_, bias_.begin());
   }
 
-  bool run(KernelContext& c) const override {
+  bool run(KernelContext& c) const override { return run_then(c, false); }
+
+  // The conv, then (relu) Relu on its output (ref::ReluOp, as the Relu node's kernel): inside the
+  // tiles' store where they store their outputs (phase_gemm in one K block), else a pass over y.
+  bool run_then(KernelContext& c, bool relu) const {
     const Tensor& x = c.in(0);
     if (x.dtype() != DType::Float32 || x.rank() != static_cast<int64_t>(wshape_.size())) return false;
     ref::ConvGeometry geo = ref::conv_geometry(c.node, x.shape(), wshape_);
@@ -78,9 +83,14 @@ class ConvF32 final : public PreparedKernel {
     if (planar && geo.cg == 1 && geo.mg == 1)
       depthwise(geo, x.data<float>(), y.data<float>(), c.threads);
     else if (planar && !is_pointwise(geo))
-      phase_gemm(geo, x.data<float>(), y.data<float>(), c.threads);
+      relu = !phase_gemm(geo, x.data<float>(), y.data<float>(), c.threads, relu) && relu;
     else
       gemm(geo, x.data<float>(), y.data<float>(), c.threads);
+    if (relu) {
+      float* p = y.data<float>();
+      const ref::ReluOp op;
+      for (int64_t i = 0; i < y.numel(); ++i) p[i] = op(p[i]);
+    }
     return true;
   }
 
@@ -218,7 +228,8 @@ class ConvF32 final : public PreparedKernel {
   // k = (ci, kh, kw) for the NR positions from p is the plane at p + a constant per k: K row
   // pointers per panel, nothing copied. Same k order and the same zeros for padding as gemm(),
   // so the same chains (F1) and the same bits.
-  void phase_gemm(const ref::ConvGeometry& geo, const float* x, float* y, int threads) const {
+  // True when the tiles applied Relu (relu, one K block).
+  bool phase_gemm(const ref::ConvGeometry& geo, const float* x, float* y, int threads, bool relu) const {
     const ref::Window& w = geo.w3;
     const int64_t NR = k_->nr, sy = w.stride[1], sx = w.stride[2], OH = w.out[1], OW = w.out[2];
     const int64_t H = w.in[1], W = w.in[2], KH = w.kernel[1], KW = w.kernel[2];
@@ -281,7 +292,7 @@ class ConvF32 final : public PreparedKernel {
         int64_t q = p0 % Wq, o = p0 / Wq * OW + std::min(q, OW);  // o: the next output's index
         for (int64_t j = 0; j < nc; ++j, q = q + 1 == Wq ? 0 : q + 1) {
           VirtualColumns& v = virt[j / NR];
-          if (j % NR == 0) v = {0, o};
+          if (j % NR == 0) v = {0, o, relu};
           if (q < OW) v.columns |= 1u << (j % NR), ++o;
         }
         panels(g, mp0, mp1, rows, nc, yg + mp0 * kMR * geo.out_plane, geo.out_plane, true, virt);
@@ -298,6 +309,7 @@ class ConvF32 final : public PreparedKernel {
         p = end;
       }
     });
+    return relu && Kc_ <= kKc;
   }
 
   void gemm(const ref::ConvGeometry& geo, const float* x, float* y, int threads) const {
@@ -413,6 +425,45 @@ class ConvF32 final : public PreparedKernel {
 };
 
 }  // namespace
+
+namespace {
+// A Conv and the Relu reading its output (and nothing else reading it), run as one: the conv's
+// prepared kernel with Relu applied as its tiles store (ConvF32::run_then). The Relu's bits:
+// ref::ReluOp on each value, as the Relu node's kernel.
+class ConvRelu final : public FusedKernel {
+ public:
+  ConvRelu(const Node& conv, const ConvF32& k) : conv_(conv), k_(k) {}
+  size_t count() const override { return 2; }
+  bool run(const std::function<const Tensor*(const std::string&)>& value, BufferPool* pool, int threads,
+           Tensor& out) const override {
+    std::vector<const Tensor*> ins;
+    for (const std::string& in : conv_.inputs) ins.push_back(in.empty() ? nullptr : value(in));
+    std::vector<Tensor> outs(conv_.outputs.size());
+    KernelContext c(conv_, ins, outs, pool);
+    c.threads = threads;
+    if (!ins.at(0) || !k_.run_then(c, true)) return false;
+    out = std::move(outs[0]);
+    return true;
+  }
+
+ private:
+  const Node& conv_;
+  const ConvF32& k_;
+};
+}  // namespace
+
+std::unique_ptr<FusedKernel> fuse_conv_relu(const Graph& g, const std::map<std::string, int>& uses,
+                                            const std::vector<std::unique_ptr<PreparedKernel>>& prepared, size_t first) {
+  if (first + 1 >= g.nodes.size() || first >= prepared.size()) return nullptr;
+  const Node &conv = g.nodes[first], &relu = g.nodes[first + 1];
+  const auto* k = dynamic_cast<const ConvF32*>(prepared[first].get());
+  if (!k || conv.op_type != "Conv" || conv.outputs.size() != 1 || relu.op_type != "Relu" || relu.inputs.size() != 1 ||
+      relu.inputs[0] != conv.outputs[0] || (!relu.domain.empty() && relu.domain != "ai.onnx"))
+    return nullptr;
+  auto u = uses.find(conv.outputs[0]);  // read by the Relu only (a graph output counts one more)
+  if (u == uses.end() || u->second != 1) return nullptr;
+  return std::make_unique<ConvRelu>(conv, *k);
+}
 
 std::unique_ptr<PreparedKernel> prepare_conv_f32(const Node& n, const Graph& g, const F32Kernels* k) {
   if (!k || n.inputs.size() < 2) return nullptr;

@@ -51,10 +51,12 @@ struct PointwiseStep {
 // phase_gemm in conv_f32.cc, whose outputs of consecutive rows are consecutive in the output
 // plane): bit j of `columns` set means column j is an output; a row's outputs, in column order,
 // are stored at c[i ldc + first], c[i ldc + first + 1], ... of tile row i; other columns are
-// dropped.
+// dropped. relu: each stored value v is first replaced by Relu's v < 0 ? +0 : v (ref::ReluOp: a
+// Conv's following Relu, fused).
 struct VirtualColumns {
   uint32_t columns;
   int64_t first;
+  bool relu = false;
 };
 
 struct F32Kernels {

@@ -30,6 +30,7 @@ struct Avx2 {
   static Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
   static void store(float* p, Reg r) { _mm256_storeu_ps(p, r); }
+  static Reg relu(Reg r) { return _mm256_blendv_ps(r, zero(), _mm256_cmp_ps(r, zero(), _CMP_LT_OQ)); }
 };
 
 }  // namespace

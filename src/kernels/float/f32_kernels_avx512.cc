@@ -36,6 +36,7 @@ struct Avx512 {
   static Reg fma(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
   static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
   static void store(float* p, Reg r) { _mm512_storeu_ps(p, r); }
+  static Reg relu(Reg r) { return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(r, zero(), _CMP_LT_OQ), r, zero()); }
   // The lanes of mask, packed to the front and stored to p .. p + popcount(mask) - 1.
   static void store_compressed(float* p, uint32_t mask, Reg r) {
     const auto n = static_cast<__mmask16>((1u << __builtin_popcount(mask)) - 1);

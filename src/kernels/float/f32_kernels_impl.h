@@ -1,7 +1,7 @@
 // The float microkernels written once over a vector type V, instantiated by each ISA's
 // translation unit (f32_kernels_scalar.cc, f32_kernels_avx2.cc) inside an anonymous namespace.
 // V provides: Reg, W (lanes), NR (the GEMM tile's columns, a multiple of W), zero(), load(p), load_strided(p, s), set1(v), fma(a, b, c) = a*b+c
-// rounded once, store(p, r). Every output element is the chain (F1) of f32_kernels.h.
+// rounded once, store(p, r), relu(r) = ref::ReluOp per lane (x < 0 ? +0 : x: NaN and -0 kept). Every output element is the chain (F1) of f32_kernels.h.
 // The TU includes <algorithm>, <cmath> and ../reference/unary_ops.h before the anonymous namespace.
 using fixpoint::fk::DwPlane;
 using fixpoint::fk::kMR;
@@ -76,6 +76,11 @@ void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, bool ac
       for (int j = 0; j < NV; ++j) acc[i][j] = V::add(acc[i][j], bi);
     }
   if (vc) {  // each vector's outputs as one run (VirtualColumns)
+    if (vc->relu)
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 16
+        for (int j = 0; j < NV; ++j) acc[i][j] = V::relu(acc[i][j]);
     constexpr uint32_t lanes = (1u << V::W) - 1;
 #pragma GCC unroll 16
     for (int j = 0; j < NV; ++j) {

@@ -18,6 +18,7 @@ struct Scalar {
   static Reg fma(Reg a, Reg b, Reg c) { return std::fma(a, b, c); }
   static Reg add(Reg a, Reg b) { return a + b; }
   static void store(float* p, Reg r) { *p = r; }
+  static Reg relu(Reg r) { return fixpoint::ref::ReluOp{}(r); }
 };
 
 }  // namespace

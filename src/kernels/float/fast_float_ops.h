@@ -25,6 +25,10 @@ std::unique_ptr<PreparedKernel> prepare_stateless(const Node&, const Graph&) {
 // Prepared kernels on microkernel table k (the registry passes selected_f32_kernels(); tests pass
 // every table this CPU has). nullptr: the node is not one they handle.
 struct F32Kernels;
+// A float Conv whose output only a Relu reads, with that Relu (conv_f32.cc): the conv's prepared
+// kernel applying Relu as it stores.
+std::unique_ptr<FusedKernel> fuse_conv_relu(const Graph& g, const std::map<std::string, int>& uses,
+                                            const std::vector<std::unique_ptr<PreparedKernel>>& prepared, size_t first);
 std::unique_ptr<PreparedKernel> prepare_conv_f32(const Node& n, const Graph& g, const F32Kernels* k);
 std::unique_ptr<PreparedKernel> prepare_conv_transpose_f32(const Node& n, const Graph& g, const F32Kernels* k);
 std::unique_ptr<PreparedKernel> prepare_matmul_f32(const Node& n, const Graph& g, const F32Kernels* k);

@@ -166,7 +166,7 @@ bool make_step(const Node& n, const Graph& g, const std::map<std::string, int>& 
 
 // The longest chain from node `first` whose intermediates only its own later steps read.
 std::unique_ptr<FusedKernel> fuse_pointwise_chain(const Graph& g, const std::map<std::string, int>& uses,
-                                                  size_t first) {
+                                                  const std::vector<std::unique_ptr<PreparedKernel>>&, size_t first) {
   std::map<std::string, int> produced, inner_reads;
   std::vector<Step> steps;
   size_t best = 0;  // steps of the longest valid prefix
@@ -194,6 +194,6 @@ std::unique_ptr<FusedKernel> fuse_pointwise_chain(const Graph& g, const std::map
 
 }  // namespace
 
-void register_pointwise_chains(KernelRegistry& r) { r.set_fuser(fuse_pointwise_chain); }
+void register_pointwise_chains(KernelRegistry& r) { r.add_fuser(fuse_pointwise_chain); }
 
 }  // namespace fixpoint::fk

@@ -87,9 +87,12 @@ Executor::Executor(Graph graph, const KernelRegistry& registry) : graph_(std::mo
   }
   uses_ = graph_.use_counts();
   fused_.resize(graph_.nodes.size());
-  if (FuseKernelFn fuse = registry.fuser())
-    for (size_t k = 0; k < graph_.nodes.size(); ++k)
-      if ((fused_[k] = fuse(graph_, uses_, k))) k += fused_[k]->count() - 1;  // fused kernels never overlap
+  for (size_t k = 0; k < graph_.nodes.size() && !registry.fusers().empty(); ++k)
+    for (FuseKernelFn fuse : registry.fusers())
+      if ((fused_[k] = fuse(graph_, uses_, prepared_, k))) {
+        k += fused_[k]->count() - 1;  // fused kernels never overlap
+        break;
+      }
 }
 
 Executor::~Executor() = default;
@@ -167,7 +170,7 @@ std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>&
       try {
         ran = f.run(value, pool_.get(), opts.threads, out);
       } catch (const std::exception& e) {
-        fail(node.label(), " (and the ", f.count() - 1, " element-wise nodes after it, run as one): ", e.what());
+        fail(node.label(), " (and the ", f.count() - 1, " node(s) after it, run as one): ", e.what());
       }
       if (ran) {
         ++fused_runs_;
