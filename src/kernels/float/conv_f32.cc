@@ -18,12 +18,12 @@
 #include <cstring>
 #include <memory>
 
-#include "fixpoint/graph_match.h"
 #include "../reference/common.h"
 #include "../reference/unary_ops.h"
 #include "fixpoint/task_buffer.h"
 #include "f32_kernels.h"
 #include "fast_float_ops.h"
+#include "fixpoint/graph_match.h"
 #include "fixpoint/parallel.h"
 
 namespace fixpoint::fk {

@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <numeric>
 
-#include "fixpoint/graph_match.h"
 #include "../reference/common.h"
 #include "fixpoint/task_buffer.h"
 #include "f32_kernels.h"
 #include "fast_float_ops.h"
+#include "fixpoint/graph_match.h"
 #include "fixpoint/parallel.h"
 
 namespace fixpoint::fk {

@@ -5,11 +5,11 @@
 // computes every element by the same chain.
 #include <algorithm>
 
-#include "fixpoint/graph_match.h"
 #include "../reference/common.h"
 #include "fixpoint/task_buffer.h"
 #include "f32_kernels.h"
 #include "fast_float_ops.h"
+#include "fixpoint/graph_match.h"
 #include "fixpoint/parallel.h"
 
 namespace fixpoint::fk {

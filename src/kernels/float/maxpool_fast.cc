@@ -121,12 +121,12 @@ class MaxPoolFast final : public PreparedKernel {
 
 }  // namespace
 
-std::unique_ptr<PreparedKernel> prepare_maxpool_fast(const Node& n, const Graph&) {
-  return std::make_unique<MaxPoolFast>(n, selected_isa());
-}
-
 std::unique_ptr<PreparedKernel> prepare_maxpool_fast_for(const Node& n, const std::string& isa) {
   return std::make_unique<MaxPoolFast>(n, isa);
+}
+
+std::unique_ptr<PreparedKernel> prepare_maxpool_fast(const Node& n, const Graph&) {
+  return prepare_maxpool_fast_for(n, selected_isa());
 }
 
 }  // namespace fixpoint::fk

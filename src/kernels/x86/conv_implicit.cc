@@ -94,14 +94,17 @@ void fill_quad_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
     for (int64_t r = 0; r < qp.Hq; ++r) {
       uint8_t* row = out + r * qp.Wq * 4;
       int64_t ih = r * qp.sy + py - pt;
+      auto pad_cols = [&](int64_t from, int64_t to) {
+        for (int64_t c = from; c < to; ++c) std::memcpy(row + c * 4, &pad_word, 4);
+      };
       if (ih < 0 || ih >= H || hi <= lo) {
-        for (int64_t c = 0; c < qp.Wq; ++c) std::memcpy(row + c * 4, &pad_word, 4);
+        pad_cols(0, qp.Wq);
         continue;
       }
       const uint8_t* src[4];  // the four channels' input rows, nullptr past cg
       for (int j = 0; j < 4; ++j)
         src[j] = j < real ? x + ((b * geo.C + g * cg + q * 4 + j) * H + ih) * W + cols.off : nullptr;
-      for (int64_t c = 0; c < lo; ++c) std::memcpy(row + c * 4, &pad_word, 4);
+      pad_cols(0, lo);
       // The valid columns: four channel rows interleaved into words, 64 pixels a step on
       // AVX-512 (the quads kernel's ISA), else one by one (and for strides past 2).
       if (avx512 && (qp.sx == 1 || qp.sx == 2)) {
@@ -112,7 +115,7 @@ void fill_quad_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
         for (int64_t c = lo; c < hi; ++c)
           for (int j = 0; j < 4; ++j) row[c * 4 + j] = src[j] ? static_cast<uint8_t>(src[j][c * qp.sx] ^ flip) : 0;
       }
-      for (int64_t c = hi; c < qp.Wq; ++c) std::memcpy(row + c * 4, &pad_word, 4);
+      pad_cols(hi, qp.Wq);
     }
   });
 }

@@ -1,10 +1,10 @@
 // A float Conv and the Relu reading its output run as one (fuse_conv_relu, src/kernels/float/
 // conv_f32.cc): the same bits as the two nodes run one by one on the fast kernels (a run with
 // on_node set never fuses; the fast conv against the reference is fast_float_test.cc's), at 1-3
-// threads, on convolutions that take each of the
-// conv's paths (phase planes in one K block, where the tiles apply Relu as they store; several K
-// blocks, pointwise and depthwise, where Relu is a pass over the output), with NaN, +-Inf and
-// +-0 among the inputs; not fused where another node reads the conv's output.
+// threads, on convolutions that take each of the conv's paths (phase planes in one K block,
+// where the tiles apply Relu as they store; several K blocks, pointwise and depthwise, where
+// Relu is a pass over the output), with NaN, +-Inf and +-0 among the inputs; not fused where
+// another node reads the conv's output.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -301,36 +301,27 @@ TEST(FastFloat, GemmWithinTheSummationBoundAndTheSameBitsOnEveryTableAndThreadCo
   for_seeds(4000, 80, random_gemm, fk::prepare_gemm_f32);
 }
 
-// A large layer: many panels and column blocks.
-TEST(FastFloat, LargeConvSpansManyBlocks) {
-  std::mt19937 rng(7);
+// A 3x3 conv with padding 1 and a bias: M output channels over a batch of two C x H x W inputs.
+void check_conv3x3(const std::string& name, uint32_t seed, int64_t M, int64_t C, int64_t H, int64_t W) {
+  std::mt19937 rng(seed);
   Case c;
-  c.name = "conv3x3_64x64_40x40";
+  c.name = name;
   start_node(c, "Conv", {"x", "w", "b"});
   c.node.attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
-  c.graph.initializers["w"] = random_tensor(rng, {64, 64, 3, 3});
-  c.graph.initializers["b"] = random_tensor(rng, {64});
+  c.graph.initializers["w"] = random_tensor(rng, {M, C, 3, 3});
+  c.graph.initializers["b"] = random_tensor(rng, {M});
   c.ins = {"x"};
-  c.values = {random_tensor(rng, {2, 64, 40, 40})};
-  c.K = 64 * 9;
+  c.values = {random_tensor(rng, {2, C, H, W})};
+  c.K = C * 9;
   check(c, fk::prepare_conv_f32);
 }
 
+// A large layer: many panels and column blocks.
+TEST(FastFloat, LargeConvSpansManyBlocks) { check_conv3x3("conv3x3_64x64_40x40", 7, 64, 64, 40, 40); }
+
 // K past one block (8,192): every chain continued across the K blocks (the first 8,192 k, then
 // 88), with the bias after the last, through the tile buffer instead of the direct store.
-TEST(FastFloat, DeepConvSpansTwoKBlocks) {
-  std::mt19937 rng(8);
-  Case c;
-  c.name = "conv3x3_920x14_7x7";
-  start_node(c, "Conv", {"x", "w", "b"});
-  c.node.attrs["pads"] = Attribute::of_ints({1, 1, 1, 1});
-  c.graph.initializers["w"] = random_tensor(rng, {14, 920, 3, 3});
-  c.graph.initializers["b"] = random_tensor(rng, {14});
-  c.ins = {"x"};
-  c.values = {random_tensor(rng, {2, 920, 7, 7})};
-  c.K = 920 * 9;
-  check(c, fk::prepare_conv_f32);
-}
+TEST(FastFloat, DeepConvSpansTwoKBlocks) { check_conv3x3("conv3x3_920x14_7x7", 8, 14, 920, 7, 7); }
 
 // Depthwise rows wide enough for the four-vector blocks, at strides 1, 2 (the shuffled load) and 3.
 TEST(FastFloat, WideDepthwiseRowsAtEveryStride) {

@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
-#include <type_traits>
 #include <vector>
 
 #include "fixpoint/cpu_isa.h"
