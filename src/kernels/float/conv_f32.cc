@@ -235,17 +235,34 @@ class ConvF32 final : public PreparedKernel {
     const int64_t H = w.in[1], W = w.in[2], KH = w.kernel[1], KW = w.kernel[2];
     const int64_t Hq = ((OH - 1) * sy + (KH - 1) * w.dilation[1]) / sy + 1;
     const int64_t Wq = ((OW - 1) * sx + (KW - 1) * w.dilation[2]) / sx + 1;
-    const int64_t plane = Hq * Wq, phases = sy * sx, Pv = OH * Wq;
+    const int64_t plane = Hq * Wq, Pv = OH * Wq;
+    // Only the phases some tap reads are written (a 1x1 stride-2 conv reads one of four): slot[ph]
+    // is phase ph's place among a channel's planes, -1 where no tap reads it.
+    std::vector<int64_t> slot(static_cast<size_t>(sy * sx), -1);
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t kw = 0; kw < KW; ++kw) slot[static_cast<size_t>(kh * w.dilation[1] % sy * sx + kw * w.dilation[2] % sx)] = 0;
+    int64_t phases = 0;
+    for (int64_t& s : slot)
+      if (s == 0) s = phases++;
     std::vector<int64_t> k_off(static_cast<size_t>(Kc_));
     for (int64_t ci = 0, k = 0; ci < geo.cg; ++ci)
       for (int64_t kh = 0; kh < KH; ++kh)
         for (int64_t kw = 0; kw < KW; ++kw, ++k) {
           int64_t dy = kh * w.dilation[1], dx = kw * w.dilation[2];
-          k_off[static_cast<size_t>(k)] = (ci * phases + dy % sy * sx + dx % sx) * plane + dy / sy * Wq + dx / sx;
+          k_off[static_cast<size_t>(k)] =
+              (ci * phases + slot[static_cast<size_t>(dy % sy * sx + dx % sx)]) * plane + dy / sy * Wq + dx / sx;
         }
     // A panel reads NR positions from p < Pv: past the last plane by at most Wq + NR floats.
     const int64_t per_ng = geo.cg * phases * plane + Wq + NR;
     const int64_t ng_count = geo.N * group_;
+    // Each phase's columns c whose input column iw = c sx + ph % sx - pad lies inside [0, W):
+    // [c0, c1), the same for every row.
+    std::vector<int64_t> c0s(static_cast<size_t>(sx)), c1s(static_cast<size_t>(sx));
+    for (int64_t px = 0; px < sx; ++px) {
+      const int64_t off = px - w.pad_begin[2];
+      c0s[static_cast<size_t>(px)] = std::clamp<int64_t>((-off + sx - 1) / sx, 0, Wq);
+      c1s[static_cast<size_t>(px)] = std::clamp<int64_t>((W - off + sx - 1) / sx, c0s[static_cast<size_t>(px)], Wq);
+    }
     // The calling thread's buffer, kept from call to call (task_buffer.h: fresh pages cost more
     // than filling them); the workers fill and read it inside this call only.
     float* planes = task_buffer<float, __LINE__>(static_cast<size_t>(ng_count * per_ng));
@@ -253,26 +270,28 @@ class ConvF32 final : public PreparedKernel {
       int64_t ng = t / geo.cg, ci = t % geo.cg;
       const float* xc = x + ((ng / group_) * geo.C + (ng % group_) * geo.cg + ci) * geo.in_plane;
       float* dst = planes + ng * per_ng + ci * phases * plane;
-      for (int64_t ph = 0; ph < phases; ++ph)
+      for (int64_t ph = 0; ph < sy * sx; ++ph) {
+        if (slot[static_cast<size_t>(ph)] < 0) continue;
+        const int64_t px = ph % sx, off = px - w.pad_begin[2];
+        const int64_t c0 = c0s[static_cast<size_t>(px)], c1 = c1s[static_cast<size_t>(px)];
         for (int64_t r = 0; r < Hq; ++r) {
-          float* row = dst + ph * plane + r * Wq;
+          float* row = dst + slot[static_cast<size_t>(ph)] * plane + r * Wq;
           int64_t ih = r * sy + ph / sx - w.pad_begin[1];
           if (ih < 0 || ih >= H) {
             std::fill(row, row + Wq, 0.0f);
             continue;
           }
-          // Columns c with input column iw = c sx + ph % sx - pad inside [0, W): [c0, c1).
-          const int64_t off = ph % sx - w.pad_begin[2];
-          const int64_t c0 = std::clamp<int64_t>((-off + sx - 1) / sx, 0, Wq);
-          const int64_t c1 = std::clamp<int64_t>((W - off + sx - 1) / sx, c0, Wq);
           const float* src = xc + ih * W + off;
           std::fill(row, row + c0, 0.0f);
           if (sx == 1)
             std::copy(src + c0, src + c1, row + c0);
+          else if (sx == 2)  // a loop the compiler vectorizes (the general one it does not)
+            for (int64_t c = c0; c < c1; ++c) row[c] = src[2 * c];
           else
             for (int64_t c = c0; c < c1; ++c) row[c] = src[c * sx];
           std::fill(row + c1, row + Wq, 0.0f);
         }
+      }
       if (ci == geo.cg - 1) std::fill(planes + ng * per_ng + geo.cg * phases * plane, planes + (ng + 1) * per_ng, 0.0f);
     });
     const Tasks tp(*this, ng_count, Pv, threads);
