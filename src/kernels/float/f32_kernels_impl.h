@@ -110,17 +110,30 @@ void gemm_packed(int64_t K, const float* a, const float* b, float* c, int64_t ld
   gemm_tile<V, kMR>(K, a, PackedRows<V::NR>{b}, nullptr, false, c, ldc, mr, nr);
 }
 
+// The tile of the fewest rows, in steps of two, that covers mr <= MaxMR: a layer whose channels
+// are not a multiple of the tile's (64 = 5 x 12 + 4, 128 = 10 x 12 + 8) computes its last rows
+// with a shorter tile instead of zero rows (ResNet-18: 66 rows for 64 channels, 132 for 128).
+// Rows are chains of their own (F1), so the tile's height changes no bit.
+template <class V, int MaxMR>
+void gemm_indirect_rows(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
+                        float* c, int64_t ldc, int mr, int nr, const fixpoint::fk::VirtualColumns* vc) {
+  if constexpr (MaxMR > 2)
+    if (mr <= MaxMR - 2)
+      return gemm_indirect_rows<V, MaxMR - 2>(K, a, rows, row_bias, accumulate, c, ldc, mr, nr, vc);
+  gemm_tile<V, MaxMR>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr, vc);
+}
+
 template <class V>
 void gemm_indirect(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
                    float* c, int64_t ldc, int mr, int nr, const fixpoint::fk::VirtualColumns* vc) {
-  gemm_tile<V, kMR>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr, vc);
+  gemm_indirect_rows<V, kMR>(K, a, rows, row_bias, accumulate, c, ldc, mr, nr, vc);
 }
 
 // Two consecutive panels in one 2 kMR-row tile (tables with the registers for it: AVX-512).
 template <class V>
 void gemm_indirect_pair(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
                         float* c, int64_t ldc, int mr, int nr, const fixpoint::fk::VirtualColumns* vc) {
-  gemm_tile<V, 2 * kMR>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr, vc);
+  gemm_indirect_rows<V, 2 * kMR>(K, a, rows, row_bias, accumulate, c, ldc, mr, nr, vc);
 }
 
 // The same as two kMR-row tiles (tables without the registers: 24 accumulators would spill).
