@@ -294,31 +294,34 @@ class ConvF32 final : public PreparedKernel {
       }
       if (ci == geo.cg - 1) std::fill(planes + ng * per_ng + geo.cg * phases * plane, planes + (ng + 1) * per_ng, 0.0f);
     });
+    // Row k of (batch row, group) ng: its planes at k's offset; a tile of positions from p reads
+    // them shifted by p (the microkernel's shift), so one list of Kc rows serves every tile.
+    const float** rows = task_buffer<const float*, __LINE__>(static_cast<size_t>(ng_count * Kc_));
+    for (int64_t ng = 0; ng < ng_count; ++ng)
+      for (int64_t k = 0; k < Kc_; ++k) rows[ng * Kc_ + k] = planes + ng * per_ng + k_off[static_cast<size_t>(k)];
     const Tasks tp(*this, ng_count, Pv, threads);
     const int64_t cols = tp.cols;
-    const size_t max_rows = static_cast<size_t>(cols / NR * Kc_), tile = static_cast<size_t>(tp.per_chunk * kMR * cols);
+    const size_t tile = static_cast<size_t>(tp.per_chunk * kMR * cols);
     parallel_for(tp.count, threads, [&](int64_t task) {
-      const float** rows = task_buffer<const float*, __LINE__>(max_rows);
       int64_t ng, p0, nc, mp0, mp1;
       if (!tp.decode(task, Pv, ng, p0, nc, mp0, mp1)) return;
       int64_t g = ng % group_, n = ng / group_;
-      const float* base = planes + ng * per_ng + p0;
-      for (int64_t j = 0; j * NR < nc; ++j)
-        for (int64_t k = 0; k < Kc_; ++k) rows[j * Kc_ + k] = base + j * NR + k_off[static_cast<size_t>(k)];
+      const BRows b{rows + ng * Kc_, 0, p0, NR};
       float* yg = y + (n * M_ + g * mg_) * geo.out_plane;
       if (Kc_ <= kKc) {  // one K block: the tiles store their outputs themselves
         VirtualColumns* virt = task_buffer<VirtualColumns, __LINE__>(static_cast<size_t>(cols / NR));
         int64_t q = p0 % Wq, o = p0 / Wq * OW + std::min(q, OW);  // o: the next output's index
-        for (int64_t j = 0; j < nc; ++j, q = q + 1 == Wq ? 0 : q + 1) {
-          VirtualColumns& v = virt[j / NR];
-          if (j % NR == 0) v = {0, o, relu};
-          if (q < OW) v.columns |= 1u << (j % NR), ++o;
+        for (int64_t t = 0; t * NR < nc; ++t) {
+          VirtualColumns& v = virt[t];
+          v = {0, o, relu};
+          for (int64_t j = 0; j < NR && t * NR + j < nc; ++j, q = q + 1 == Wq ? 0 : q + 1)
+            if (q < OW) v.columns |= 1u << j, ++o;
         }
-        panels(g, mp0, mp1, rows, nc, yg + mp0 * kMR * geo.out_plane, geo.out_plane, true, virt);
+        panels(g, mp0, mp1, b, nc, yg + mp0 * kMR * geo.out_plane, geo.out_plane, true, virt);
         return;
       }
       float* acc = task_buffer<float, __LINE__>(tile);  // the chunk's rows x cols virtual positions, row stride cols
-      panels(g, mp0, mp1, rows, nc, acc, cols, true);
+      panels(g, mp0, mp1, b, nc, acc, cols, true);
       // The valid positions (ow < OW) of each output row the block covers.
       for (int64_t p = p0; p < p0 + nc;) {
         int64_t oh = p / Wq, ow = p % Wq, end = std::min(p0 + nc, (oh + 1) * Wq);
@@ -345,9 +348,17 @@ class ConvF32 final : public PreparedKernel {
       if (!tp.decode(task, P, ng, p0, nc, mp0, mp1)) return;
       int64_t g = ng % group_, n = ng / group_;
       indirection(geo, x + (n * geo.C + g * geo.cg) * geo.in_plane, p0, nc, rows, pack);
-      panels(g, mp0, mp1, rows, nc, y + (n * M_ + g * mg_) * P + mp0 * kMR * P + p0, P);
+      panels(g, mp0, mp1, BRows{rows, Kc_, 0, 0}, nc, y + (n * M_ + g * mg_) * P + mp0 * kMR * P + p0, P);
     });
   }
+
+  // The B rows of a block's tiles: tile t (NR positions) reads row k at
+  // rows[t tile_stride + k] + shift + t shift_step (gemm(): a list per tile; phase_gemm: one
+  // list, shifted along the planes).
+  struct BRows {
+    const float* const* rows;
+    int64_t tile_stride, shift, shift_step;
+  };
 
   // Tasks of a conv GEMM over P positions per (batch row, group): (range of weight panels, batch
   // row and group, block of positions); the panel ranges only split the work between threads,
@@ -386,8 +397,8 @@ class ConvF32 final : public PreparedKernel {
     }
   };
 
-  // Weight panels [mp0, mp1) of group g against nc positions whose B rows are `rows` (Kc_ row
-  // pointers per NR positions) into out (panel mp0's first row; row stride ldc). K is taken in
+  // Weight panels [mp0, mp1) of group g against nc positions whose B rows are `rows` (BRows: Kc_
+  // rows per NR positions) into out (panel mp0's first row; row stride ldc). K is taken in
   // blocks of kKc, each chain continued from C (the same bits as one pass); the bias joins at
   // the last block. The blocks are long: every weight panel streams a block's kKc x 12 weights
   // in two runs, and with blocks of 256 (B's block of 128 KiB in L2) ResNet-18's 14 x 14 and
@@ -400,7 +411,7 @@ class ConvF32 final : public PreparedKernel {
   // of every layer whose channels are not a multiple of 6, and the last columns of every block).
   // virt (one K block only): column j of tile t stores as virt[t] says (VirtualColumns) into out,
   // the output plane of panel mp0's first channel (ldc: the plane's size), the layer's rows only.
-  void panels(int64_t g, int64_t mp0, int64_t mp1, const float* const* rows, int64_t nc, float* out, int64_t ldc,
+  void panels(int64_t g, int64_t mp0, int64_t mp1, const BRows& rows, int64_t nc, float* out, int64_t ldc,
               bool whole = false, const VirtualColumns* virt = nullptr) const {
     const int64_t NR = k_->nr;
     for (int64_t k0 = 0; k0 < Kc_; k0 += kKc) {
@@ -414,11 +425,12 @@ class ConvF32 final : public PreparedKernel {
         auto tile = np == 2 ? k_->gemm_indirect_pair : k_->gemm_indirect;
         for (int64_t j0 = 0; j0 < nc; j0 += NR) {
           int nr = whole ? static_cast<int>(NR) : static_cast<int>(std::min<int64_t>(NR, nc - j0));
-          const float* const* b = rows + (j0 / NR) * Kc_ + k0;
+          const float* const* b = rows.rows + (j0 / NR) * rows.tile_stride + k0;
+          const int64_t shift = rows.shift + j0 / NR * rows.shift_step;
           if (virt) {
-            tile(kk, a, b, bias, false, out + (mp - mp0) * kMR * ldc, ldc, mr, nr, virt + j0 / NR);
+            tile(kk, a, b, shift, bias, false, out + (mp - mp0) * kMR * ldc, ldc, mr, nr, virt + j0 / NR);
           } else {
-            tile(kk, a, b, bias, k0 > 0, out + (mp - mp0) * kMR * ldc + j0, ldc, mr, nr, nullptr);
+            tile(kk, a, b, shift, bias, k0 > 0, out + (mp - mp0) * kMR * ldc + j0, ldc, mr, nr, nullptr);
           }
         }
       }

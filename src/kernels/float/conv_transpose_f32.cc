@@ -67,7 +67,7 @@ class ConvTransposeF32 final : public PreparedKernel {
           pointwise_rows(xg, cg_, in_plane, p0 + j0, nr, NR, rows, pack);
           for (int64_t r = r0; r < r1; r += kMR) {
             int mr = static_cast<int>(std::min<int64_t>(kMR, r1 - r));
-            k_->gemm_indirect(cg_, packed_.data() + ((g * panels_ + r / kMR) * cg_) * kMR, rows, nullptr, false,
+            k_->gemm_indirect(cg_, packed_.data() + ((g * panels_ + r / kMR) * cg_) * kMR, rows, 0, nullptr, false,
                                    col + (r - r0) * cols + j0, cols, mr, nr, nullptr);
           }
         }

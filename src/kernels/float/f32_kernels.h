@@ -65,18 +65,19 @@ struct F32Kernels {
   // C[i][j] (i < mr, j < nr) = F1 over k < K of a[k*kMR + i] * b[k*NR + j] (NR = the table's
   // nr). a and b are packed panels (zero-padded to kMR / NR); c has row stride ldc.
   void (*gemm)(int64_t K, const float* a, const float* b, float* c, int64_t ldc, int mr, int nr);
-  // The same with B given as K row pointers, each to NR floats (an indirection buffer: rows of
-  // the input itself, a shared zero row for padding, or rows packed where the input is not
-  // contiguous). Same chain (F1), so the same bits as gemm on the same values. row_bias
+  // The same with B given as K row pointers, row k the NR floats at rows[k] + shift (an
+  // indirection buffer: rows of the input itself, a shared zero row for padding, or rows packed
+  // where the input is not contiguous; shift lets the tiles of one list of rows read further
+  // along them, as phase-plane convs do). Same chain (F1), so the same bits as gemm on the same values. row_bias
   // (nullable, mr values): C[i][j] = chain + row_bias[i], one rounding after the chain.
   // accumulate: the chains start from C's values instead of +0, so a K split into blocks
   // (k in [0, K1) then [K1, K)) continues each chain exactly: the same bits as one call.
   // vc (nullable; not with accumulate): the columns stored as VirtualColumns says, nr ignored.
-  void (*gemm_indirect)(int64_t K, const float* a, const float* const* rows, const float* row_bias,
+  void (*gemm_indirect)(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias,
                         bool accumulate, float* c, int64_t ldc, int mr, int nr, const VirtualColumns* vc);
   // gemm_indirect over two consecutive panels: rows i < kMR from a, rows kMR <= i < mr (mr <=
   // 2 kMR) from the next panel at a + K * kMR; row_bias has mr values. The same chains (F1).
-  void (*gemm_indirect_pair)(int64_t K, const float* a, const float* const* rows, const float* row_bias,
+  void (*gemm_indirect_pair)(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias,
                              bool accumulate, float* c, int64_t ldc, int mr, int nr, const VirtualColumns* vc);
   void (*dwconv_plane)(const DwPlane& p);
   // The chains' steps, vectorized at the table's width (the generic build's are 4 wide).

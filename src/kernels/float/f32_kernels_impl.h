@@ -14,7 +14,8 @@ struct PackedRows {
 };
 struct IndirectRows {
   const float* const* rows;
-  const float* operator[](int64_t k) const { return rows[k]; }
+  int64_t shift;
+  const float* operator[](int64_t k) const { return rows[k] + shift; }
 };
 
 // Lanes of r whose bit is set in mask, stored to p, p + 1, ... (the tables' store_compressed
@@ -115,35 +116,35 @@ void gemm_packed(int64_t K, const float* a, const float* b, float* c, int64_t ld
 // with a shorter tile instead of zero rows (ResNet-18: 66 rows for 64 channels, 132 for 128).
 // Rows are chains of their own (F1), so the tile's height changes no bit.
 template <class V, int MaxMR>
-void gemm_indirect_rows(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
+void gemm_indirect_rows(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias, bool accumulate,
                         float* c, int64_t ldc, int mr, int nr, const fixpoint::fk::VirtualColumns* vc) {
   if constexpr (MaxMR > 2)
     if (mr <= MaxMR - 2)
-      return gemm_indirect_rows<V, MaxMR - 2>(K, a, rows, row_bias, accumulate, c, ldc, mr, nr, vc);
-  gemm_tile<V, MaxMR>(K, a, IndirectRows{rows}, row_bias, accumulate, c, ldc, mr, nr, vc);
+      return gemm_indirect_rows<V, MaxMR - 2>(K, a, rows, shift, row_bias, accumulate, c, ldc, mr, nr, vc);
+  gemm_tile<V, MaxMR>(K, a, IndirectRows{rows, shift}, row_bias, accumulate, c, ldc, mr, nr, vc);
 }
 
 template <class V>
-void gemm_indirect(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
+void gemm_indirect(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias, bool accumulate,
                    float* c, int64_t ldc, int mr, int nr, const fixpoint::fk::VirtualColumns* vc) {
-  gemm_indirect_rows<V, kMR>(K, a, rows, row_bias, accumulate, c, ldc, mr, nr, vc);
+  gemm_indirect_rows<V, kMR>(K, a, rows, shift, row_bias, accumulate, c, ldc, mr, nr, vc);
 }
 
 // Two consecutive panels in one 2 kMR-row tile (tables with the registers for it: AVX-512).
 template <class V>
-void gemm_indirect_pair(int64_t K, const float* a, const float* const* rows, const float* row_bias, bool accumulate,
+void gemm_indirect_pair(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias, bool accumulate,
                         float* c, int64_t ldc, int mr, int nr, const fixpoint::fk::VirtualColumns* vc) {
-  gemm_indirect_rows<V, 2 * kMR>(K, a, rows, row_bias, accumulate, c, ldc, mr, nr, vc);
+  gemm_indirect_rows<V, 2 * kMR>(K, a, rows, shift, row_bias, accumulate, c, ldc, mr, nr, vc);
 }
 
 // The same as two kMR-row tiles (tables without the registers: 24 accumulators would spill).
 template <class V>
-void gemm_indirect_pair_as_two(int64_t K, const float* a, const float* const* rows, const float* row_bias,
+void gemm_indirect_pair_as_two(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias,
                                bool accumulate, float* c, int64_t ldc, int mr, int nr,
                                const fixpoint::fk::VirtualColumns* vc) {
-  gemm_indirect<V>(K, a, rows, row_bias, accumulate, c, ldc, std::min(mr, kMR), nr, vc);
+  gemm_indirect<V>(K, a, rows, shift, row_bias, accumulate, c, ldc, std::min(mr, kMR), nr, vc);
   if (mr > kMR)
-    gemm_indirect<V>(K, a + K * kMR, rows, row_bias ? row_bias + kMR : nullptr, accumulate, c + kMR * ldc, ldc,
+    gemm_indirect<V>(K, a + K * kMR, rows, shift, row_bias ? row_bias + kMR : nullptr, accumulate, c + kMR * ldc, ldc,
                      mr - kMR, nr, vc);
 }
 
