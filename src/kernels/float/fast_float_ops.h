@@ -50,6 +50,8 @@ void register_elementwise_f32(KernelRegistry& r);
 void register_unary_f32(KernelRegistry& r);
 // Softmax, LogSoftmax (softmax_f32.cc).
 void register_softmax_f32(KernelRegistry& r);
+// LayerNormalization (layernorm_f32.cc).
+void register_layernorm_f32(KernelRegistry& r);
 // BatchNormalization, inference mode (batchnorm_f32.cc).
 void register_batchnorm_f32(KernelRegistry& r);
 // GlobalAveragePool (global_avgpool_f32.cc).

@@ -2,6 +2,7 @@
 // LayerNormalization. Statistics accumulate in double, so the result does not depend on the
 // order of the reduction more than float rounding of the final value.
 #include "common.h"
+#include "layer_norm_row.h"
 #include "registry.h"
 
 namespace fixpoint::ref {
@@ -95,57 +96,24 @@ void k_layer_norm(KernelContext& c) {
   const Tensor& scale = c.in(1);
   const Tensor* bias = c.input(2);
   const Node& n = c.node;
+  const LayerNormGeometry geo = layer_norm_geometry(n, x.shape(), scale.shape(), bias ? &bias->shape() : nullptr);
   int64_t axis = norm_axis(n.attr_int("axis", -1), x.rank(), n);
   double eps = n.attr_float("epsilon", 1e-5f);
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= x.dim(i);
-  for (int64_t i = axis; i < x.rank(); ++i) inner *= x.dim(i);
-  Shape norm_shape(x.shape().begin() + axis, x.shape().end());
-  FP_CHECK(broadcast(scale.shape(), norm_shape, n) == norm_shape, n.label(), ": scale ", shape_str(scale.shape()),
-           " does not broadcast to ", shape_str(norm_shape));
-  if (bias)
-    FP_CHECK(broadcast(bias->shape(), norm_shape, n) == norm_shape, n.label(), ": B ", shape_str(bias->shape()),
-             " does not broadcast to ", shape_str(norm_shape));
-  std::vector<int64_t> sst = broadcast_strides(scale.shape(), norm_shape);
-  std::vector<int64_t> bst = bias ? broadcast_strides(bias->shape(), norm_shape) : std::vector<int64_t>();
-  std::vector<int64_t> nst = strides_of(norm_shape);
-  auto bcast_off = [&](const std::vector<int64_t>& st, int64_t j) {
-    int64_t off = 0;
-    for (size_t d = 0; d < nst.size(); ++d) off += (j / nst[d] % norm_shape[d]) * st[d];
-    return off;
-  };
-  std::vector<int64_t> soff(inner), boff(inner);
-  for (int64_t j = 0; j < inner; ++j) {
-    soff[j] = bcast_off(sst, j);
-    if (bias) boff[j] = bcast_off(bst, j);
-  }
   Tensor& y = c.output(0, x.dtype(), x.shape());
   Shape stat_shape = x.shape();
   for (int64_t i = axis; i < x.rank(); ++i) stat_shape[i] = 1;
   DType stat_dtype = n.attr_int("stash_type", 1) == 1 ? DType::Float32 : x.dtype();
   Tensor* mean_out = c.wants_output(1) ? &c.output(1, stat_dtype, stat_shape) : nullptr;
   Tensor* inv_out = c.wants_output(2) ? &c.output(2, stat_dtype, stat_shape) : nullptr;
+  auto scale_at = [&](int64_t j) { return scale.get_f64(geo.scale_off[static_cast<size_t>(j)]); };
+  auto bias_at = [&](int64_t j) { return bias->get_f64(geo.bias_off[static_cast<size_t>(j)]); };
   dispatch_float(x.dtype(), n, [&](auto tag) {
     using T = decltype(tag);
-    using Nm = Num<T>;
-    using A = typename Nm::C;
     const T* px = x.data<T>();
     T* py = y.data<T>();
-    for (int64_t o = 0; o < outer; ++o) {
-      const T* row = px + o * inner;
-      double s = 0, s2 = 0;
-      for (int64_t j = 0; j < inner; ++j) s += static_cast<double>(Nm::load(row[j]));
-      double m = s / static_cast<double>(inner);
-      for (int64_t j = 0; j < inner; ++j) {
-        double d = static_cast<double>(Nm::load(row[j])) - m;
-        s2 += d * d;
-      }
-      double inv = 1.0 / std::sqrt(s2 / static_cast<double>(inner) + eps);
-      for (int64_t j = 0; j < inner; ++j) {
-        double v = (static_cast<double>(Nm::load(row[j])) - m) * inv * scale.get_f64(soff[j]);
-        if (bias) v += bias->get_f64(boff[j]);
-        py[o * inner + j] = Nm::store(static_cast<A>(v));
-      }
+    for (int64_t o = 0; o < geo.outer; ++o) {
+      double m, inv;
+      layer_norm_row(px + o * geo.inner, py + o * geo.inner, geo.inner, eps, scale_at, bias_at, bias != nullptr, m, inv);
       if (mean_out) mean_out->set_f64(o, m);
       if (inv_out) inv_out->set_f64(o, inv);
     }
@@ -153,6 +121,35 @@ void k_layer_norm(KernelContext& c) {
 }
 
 }  // namespace
+
+LayerNormGeometry layer_norm_geometry(const Node& n, const Shape& x, const Shape& scale, const Shape* bias) {
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const int64_t axis = norm_axis(n.attr_int("axis", -1), rank, n);
+  LayerNormGeometry g;
+  for (int64_t i = 0; i < axis; ++i) g.outer *= x[static_cast<size_t>(i)];
+  for (int64_t i = axis; i < rank; ++i) g.inner *= x[static_cast<size_t>(i)];
+  Shape norm_shape(x.begin() + axis, x.end());
+  FP_CHECK(broadcast(scale, norm_shape, n) == norm_shape, n.label(), ": scale ", shape_str(scale),
+           " does not broadcast to ", shape_str(norm_shape));
+  if (bias)
+    FP_CHECK(broadcast(*bias, norm_shape, n) == norm_shape, n.label(), ": B ", shape_str(*bias),
+             " does not broadcast to ", shape_str(norm_shape));
+  std::vector<int64_t> sst = broadcast_strides(scale, norm_shape);
+  std::vector<int64_t> bst = bias ? broadcast_strides(*bias, norm_shape) : std::vector<int64_t>();
+  std::vector<int64_t> nst = strides_of(norm_shape);
+  auto bcast_off = [&](const std::vector<int64_t>& st, int64_t j) {
+    int64_t off = 0;
+    for (size_t d = 0; d < nst.size(); ++d) off += (j / nst[d] % norm_shape[d]) * st[d];
+    return off;
+  };
+  g.scale_off.resize(static_cast<size_t>(g.inner));
+  if (bias) g.bias_off.resize(static_cast<size_t>(g.inner));
+  for (int64_t j = 0; j < g.inner; ++j) {
+    g.scale_off[static_cast<size_t>(j)] = bcast_off(sst, j);
+    if (bias) g.bias_off[static_cast<size_t>(j)] = bcast_off(bst, j);
+  }
+  return g;
+}
 
 void register_normalization(KernelRegistry& r) {
   r.add("BatchNormalization", k_batch_norm);

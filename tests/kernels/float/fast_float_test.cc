@@ -489,6 +489,50 @@ TEST(FastFloat, SoftmaxGivesTheReferenceBits) {
   }
 }
 
+// LayerNormalization: the reference's bits on 2-D to 4-D inputs, any axis, scale and bias of the
+// normalized shape or broadcast to it (bias absent in a third of the cases), rows of up to 3,000
+// values with NaNs, infinities and signed zeros, at 1-3 threads.
+TEST(FastFloat, LayerNormGivesTheReferenceBits) {
+  KernelRegistry r;
+  fk::register_layernorm_f32(r);
+  uint32_t base = seed_base(8500);
+  const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, std::nanf(""), 1e30f, -1e-30f};
+  for (uint32_t seed = base; seed < base + 40; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    Shape s = {pick(1, 3), seed % 4 ? pick(1, 9) : pick(200, 3000)};
+    for (int64_t d = pick(0, 2); d > 0; --d) s.push_back(pick(1, 7));
+    const int64_t rank = static_cast<int64_t>(s.size()), axis = pick(-rank, rank - 1);
+    Node n;
+    n.name = cat("layernorm_seed_", seed);
+    n.op_type = "LayerNormalization";
+    n.opset = 17;
+    n.attrs["axis"] = Attribute::of_int(axis);
+    if (seed % 2) n.attrs["epsilon"] = Attribute::of_float(seed % 3 ? 1e-3f : 0.0f);
+    Tensor x = random_tensor(rng, s);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      if (pick(0, 149) == 0) x.data<float>()[i] = special[pick(0, 6)];
+    // The normalized shape, its leading dims dropped or set to 1 at random (broadcasts).
+    Shape norm(s.begin() + (axis < 0 ? axis + rank : axis), s.end());
+    auto param_shape = [&] {
+      Shape p = norm;
+      if (pick(0, 2) == 0) p.erase(p.begin(), p.begin() + pick(0, static_cast<int64_t>(p.size()) - 1));
+      for (int64_t& d : p)
+        if (pick(0, 3) == 0) d = 1;
+      return p;
+    };
+    Tensor scale = random_tensor(rng, param_shape()), bias = random_tensor(rng, param_shape());
+    n.inputs = {"x", "scale"};
+    std::vector<const Tensor*> ins = {&x, &scale};
+    if (seed % 3) {
+      n.inputs.push_back("b");
+      ins.push_back(&bias);
+    }
+    n.outputs = {"y"};
+    ASSERT_NO_FATAL_FAILURE(expect_reference_bytes(r, n, ins, seed));
+  }
+}
+
 // BatchNormalization (inference) and GlobalAveragePool: the reference's bits on 2-D to 5-D
 // inputs with NaNs, infinities and signed zeros, per-channel constants with zero and tiny
 // variances, at 1-3 threads.
