@@ -533,6 +533,57 @@ TEST(FastFloat, LayerNormGivesTheReferenceBits) {
   }
 }
 
+// Resize / Upsample with nearest (copying) geometry: the reference's bits on 3-D and 4-D inputs
+// with NaNs, up- and downsampling by integer and fractional factors (given as scales or sizes),
+// every coordinate transformation and nearest mode, at 1-3 threads.
+TEST(FastFloat, NearestResizeGivesTheReferenceBits) {
+  KernelRegistry r;
+  fk::register_resize_f32(r);
+  uint32_t base = seed_base(8700);
+  const char* coords[] = {"asymmetric", "half_pixel", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"};
+  const char* modes[] = {"floor", "round_prefer_floor", "round_prefer_ceil", "ceil"};
+  for (uint32_t seed = base; seed < base + 40; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    Shape s = {pick(1, 2), pick(1, 5)};
+    for (int64_t d = pick(1, 2); d > 0; --d) s.push_back(pick(1, 40));
+    Tensor x = random_tensor(rng, s);
+    for (int64_t i = 0; i < x.numel(); i += pick(1, 300)) x.data<float>()[i] = std::nanf("");
+    const bool upsample = seed % 5 == 0;
+    Node n;
+    n.name = cat("resize_seed_", seed);
+    n.op_type = upsample ? "Upsample" : "Resize";
+    n.opset = upsample ? 9 : 13;
+    n.outputs = {"y"};
+    // Per axis: x 1 (batch, channels), else x 2, x 3, / 2 or x 1.5 (scales), or a size.
+    std::vector<float> scales;
+    std::vector<int64_t> sizes;
+    for (size_t d = 0; d < s.size(); ++d) {
+      const float f[] = {2.0f, 3.0f, 0.5f, 1.5f, 1.0f};
+      scales.push_back(d < 2 ? 1.0f : f[pick(0, 4)]);
+      sizes.push_back(d < 2 ? s[d] : pick(1, 2 * s[d] + 3));
+    }
+    Tensor sc = Tensor::from_f32(scales, {static_cast<int64_t>(scales.size())});
+    Tensor sz = Tensor::from_i64(sizes, {static_cast<int64_t>(sizes.size())});
+    std::vector<const Tensor*> ins = {&x};
+    if (upsample) {
+      n.inputs = {"x", "scales"};
+      ins.push_back(&sc);
+    } else {
+      n.attrs["coordinate_transformation_mode"] = Attribute::of_string(coords[pick(0, 4)]);
+      n.attrs["nearest_mode"] = Attribute::of_string(modes[pick(0, 3)]);
+      if (seed % 2) {
+        n.inputs = {"x", "", "scales"};
+        ins.insert(ins.end(), {nullptr, &sc});
+      } else {
+        n.inputs = {"x", "", "", "sizes"};
+        ins.insert(ins.end(), {nullptr, nullptr, &sz});
+      }
+    }
+    ASSERT_NO_FATAL_FAILURE(expect_reference_bytes(r, n, ins, seed));
+  }
+}
+
 // BatchNormalization (inference) and GlobalAveragePool: the reference's bits on 2-D to 5-D
 // inputs with NaNs, infinities and signed zeros, per-channel constants with zero and tiny
 // variances, at 1-3 threads.
