@@ -56,6 +56,8 @@ void register_layernorm_f32(KernelRegistry& r);
 void register_resize_f32(KernelRegistry& r);
 // BatchNormalization, inference mode (batchnorm_f32.cc).
 void register_batchnorm_f32(KernelRegistry& r);
+// AveragePool (avgpool_f32.cc).
+void register_avgpool_f32(KernelRegistry& r);
 // GlobalAveragePool (global_avgpool_f32.cc).
 void register_global_avgpool_f32(KernelRegistry& r);
 // Chains of element-wise nodes run as one kernel (pointwise_chain.cc).

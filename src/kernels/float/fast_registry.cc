@@ -28,6 +28,7 @@ const KernelRegistry& fast_float_kernels() {
       fk::register_layernorm_f32(k);
       fk::register_resize_f32(k);
       fk::register_batchnorm_f32(k);
+      fk::register_avgpool_f32(k);
       fk::register_global_avgpool_f32(k);
       k.add_fuser(fk::fuse_conv_relu);
       fk::register_pointwise_chains(k);

@@ -2,6 +2,7 @@
 // GlobalMaxPool. The window walk is written once for 1-D to 3-D (padded to 3 dims).
 #include <limits>
 
+#include "average_pool_plane.h"
 #include "common.h"
 #include "registry.h"
 
@@ -77,47 +78,16 @@ void k_average_pool(KernelContext& c) {
   FP_CHECK(x.rank() >= 3 && x.rank() <= 5, c.node.label(), ": input must be 3-D to 5-D, got ", shape_str(x.shape()));
   Window w = sliding_window(c.node, x.shape(), {}, true);
   Window w3 = to_3d(w);
-  Geo3 g = to3(w);
   bool include_pad = c.node.attr_int("count_include_pad", 0) != 0;
   int64_t N = x.dim(0), C = x.dim(1);
   Shape ys = {N, C};
   ys.insert(ys.end(), w.out.begin(), w.out.end());
   Tensor& y = c.output(0, x.dtype(), ys);
-  int64_t in_plane = g.in[0] * g.in[1] * g.in[2], out_plane = g.out[0] * g.out[1] * g.out[2];
+  int64_t in_plane = w3.in[0] * w3.in[1] * w3.in[2], out_plane = w3.out[0] * w3.out[1] * w3.out[2];
   dispatch_float(x.dtype(), c.node, [&](auto tag) {
     using T = decltype(tag);
-    using Nm = Num<T>;
-    using A = typename Nm::C;
-    const T* px = x.data<T>();
-    T* py = y.data<T>();
-    for (int64_t nc = 0; nc < N * C; ++nc) {
-      const T* xp = px + nc * in_plane;
-      for (int64_t od = 0; od < g.out[0]; ++od)
-        for (int64_t oh = 0; oh < g.out[1]; ++oh)
-          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-            A sum = 0;
-            int64_t count = 0;
-            const int64_t o3[3] = {od, oh, ow};
-            int64_t padded = include_pad ? padded_window_cells(w3, o3) : 0;
-            for (int64_t kd = 0; kd < g.k[0]; ++kd) {
-              int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
-              if (id < 0 || id >= g.in[0]) continue;
-              for (int64_t kh = 0; kh < g.k[1]; ++kh) {
-                int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
-                if (ih < 0 || ih >= g.in[1]) continue;
-                for (int64_t kw = 0; kw < g.k[2]; ++kw) {
-                  int64_t iw = ow * g.s[2] - g.p[2] + kw * g.d[2];
-                  if (iw < 0 || iw >= g.in[2]) continue;
-                  sum += Nm::load(xp[(id * g.in[1] + ih) * g.in[2] + iw]);
-                  ++count;
-                }
-              }
-            }
-            int64_t div = include_pad ? padded : count;
-            py[nc * out_plane + (od * g.out[1] + oh) * g.out[2] + ow] =
-                Nm::store(div > 0 ? sum / static_cast<A>(div) : A(0));
-          }
-    }
+    for (int64_t nc = 0; nc < N * C; ++nc)
+      average_pool_plane(w3, include_pad, x.data<T>() + nc * in_plane, y.data<T>() + nc * out_plane);
   });
 }
 

@@ -584,6 +584,46 @@ TEST(FastFloat, NearestResizeGivesTheReferenceBits) {
   }
 }
 
+// AveragePool: the reference's bits on 1-D to 3-D windows (3-D to 5-D inputs) with strides,
+// pads, ceil_mode and count_include_pad, inputs with NaNs, infinities and signed zeros, at 1-3
+// threads.
+TEST(FastFloat, AveragePoolGivesTheReferenceBits) {
+  KernelRegistry r;
+  fk::register_avgpool_f32(r);
+  uint32_t base = seed_base(8800);
+  const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, std::nanf(""), 1e30f, -1e-30f};
+  for (uint32_t seed = base; seed < base + 40; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    const int64_t dims = pick(1, 3);
+    Shape s = {pick(1, 2), pick(1, 6)};
+    std::vector<int64_t> kernel, strides, pads(static_cast<size_t>(2 * dims));
+    for (int64_t d = 0; d < dims; ++d) {
+      s.push_back(pick(3, dims == 3 ? 9 : 30));
+      kernel.push_back(pick(1, 3));
+      strides.push_back(pick(1, 2));
+      pads[static_cast<size_t>(d)] = pick(0, kernel.back() - 1);
+      pads[static_cast<size_t>(d + dims)] = pick(0, kernel.back() - 1);
+    }
+    Tensor x = random_tensor(rng, s);
+    for (int64_t i = 0; i < x.numel(); ++i)
+      if (pick(0, 149) == 0) x.data<float>()[i] = special[pick(0, 6)];
+    Node n;
+    n.name = cat("avgpool_seed_", seed);
+    n.op_type = "AveragePool";
+    n.opset = 11;
+    n.inputs = {"x"};
+    n.outputs = {"y"};
+    n.attrs["kernel_shape"] = Attribute::of_ints(kernel);
+    n.attrs["strides"] = Attribute::of_ints(strides);
+    n.attrs["pads"] = Attribute::of_ints(pads);
+    n.attrs["ceil_mode"] = Attribute::of_int(seed % 3 == 0);
+    n.attrs["count_include_pad"] = Attribute::of_int(seed % 2);
+    std::vector<const Tensor*> ins = {&x};
+    ASSERT_NO_FATAL_FAILURE(expect_reference_bytes(r, n, ins, seed));
+  }
+}
+
 // BatchNormalization (inference) and GlobalAveragePool: the reference's bits on 2-D to 5-D
 // inputs with NaNs, infinities and signed zeros, per-channel constants with zero and tiny
 // variances, at 1-3 threads.
