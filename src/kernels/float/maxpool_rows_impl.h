@@ -45,12 +45,13 @@ inline void fill_row(T* __restrict p, int64_t n, T v) {
 }
 
 // N outputs from row + ow of each of R output rows (input rows row_step apart, outputs y_step),
-// each window's taps (offsets taps[0, count) from its output's column) kept in registers in the reference's order (kh, then kw; the first tap's value as the start,
-// as keep(low, v) is v): one load per tap
-// and one store, where a pass per tap over the row loaded and stored the row every time
-// (ResNet-18's float MaxPool 0.47 -> 0.35 ms on one thread, with R below). GCC's vectors of N floats, so the
-// same code is one AVX-512 vector, two AVX2 ones or four SSE ones; keep() per lane. R rows at
-// once: each window's chain of keeps is serial, so one row at a time waited on its latency.
+// each window's taps (offsets taps[0, count) from its output's column) kept in registers in the
+// reference's order (kh, then kw; the first tap's value as the start, as keep(low, v) is v): one
+// load per tap and one store, where a pass per tap over the row loaded and stored the row every
+// time (ResNet-18's MaxPool on one thread: float 0.47 -> 0.35 ms, int8 codes 0.22 -> 0.19).
+// GCC's vectors of N elements, so the same code is one AVX-512 vector, two AVX2 ones or four SSE
+// ones; keep() per lane. R rows at once: each window's chain of keeps is serial, so one row at a
+// time waited on its latency.
 template <typename T, int N, int R>
 inline void pool_run(const T* row, int64_t row_step, const int64_t* taps, int64_t count, T* y, int64_t y_step) {
   typedef T Vec __attribute__((vector_size(N * sizeof(T))));
@@ -60,7 +61,10 @@ inline void pool_run(const T* row, int64_t row_step, const int64_t* taps, int64_
     for (int r = 0; r < R; ++r) {
       Vec v;
       __builtin_memcpy(&v, row + r * row_step + taps[t], sizeof v);
-      acc[r] = ((v > acc[r]) | ((v != v) & (acc[r] == acc[r]))) ? v : acc[r];  // keep(acc, v) per lane
+      if constexpr (std::is_floating_point_v<T>)
+        acc[r] = ((v > acc[r]) | ((v != v) & (acc[r] == acc[r]))) ? v : acc[r];  // keep(acc, v) per lane
+      else
+        acc[r] = v > acc[r] ? v : acc[r];  // a max GCC recognizes (pmaxub, pmaxsw)
     }
   for (int r = 0; r < R; ++r) __builtin_memcpy(y + r * y_step, &acc[r], sizeof(Vec));
 }
@@ -73,9 +77,11 @@ inline void pool_rows(const fixpoint::fk::PoolPlane& g, const T* buf, const int6
   T* y = yp + oh * g.OW;
   const int64_t rs = g.sy * g.Wq;
   int64_t ow = 0;
-  for (; ow + 16 <= g.OW; ow += 16) pool_run<T, 16, R>(row + ow, rs, taps, count, y + ow, g.OW);
-  if (ow + 8 <= g.OW) pool_run<T, 8, R>(row + ow, rs, taps, count, y + ow, g.OW), ow += 8;
-  if (ow + 4 <= g.OW) pool_run<T, 4, R>(row + ow, rs, taps, count, y + ow, g.OW), ow += 4;
+  constexpr int N = 64 / sizeof(T);  // 64 bytes a step, then halves down to an eighth
+  for (; ow + N <= g.OW; ow += N) pool_run<T, N, R>(row + ow, rs, taps, count, y + ow, g.OW);
+  if (ow + N / 2 <= g.OW) pool_run<T, N / 2, R>(row + ow, rs, taps, count, y + ow, g.OW), ow += N / 2;
+  if (ow + N / 4 <= g.OW) pool_run<T, N / 4, R>(row + ow, rs, taps, count, y + ow, g.OW), ow += N / 4;
+  if (N >= 16 && ow + N / 8 <= g.OW) pool_run<T, (N >= 16 ? N / 8 : 1), R>(row + ow, rs, taps, count, y + ow, g.OW), ow += N / 8;
   for (; ow < g.OW; ++ow) pool_run<T, 1, R>(row + ow, rs, taps, count, y + ow, g.OW);
 }
 
@@ -113,7 +119,7 @@ void pool_plane(const fixpoint::fk::PoolPlane& g, const T* xp, T* yp, T* buf) {
     for (int64_t kh = 0, t = 0; kh < g.KH; ++kh)
       for (int64_t kw = 0; kw < g.KW; ++kw, ++t) taps[t] = ((kw * g.dw % g.sx) * g.Hp + kh * g.dh) * g.Wq + kw * g.dw / g.sx;
   int64_t oh = 0;
-  if (std::is_floating_point_v<T> && count <= kMaxTaps) {  // whole windows in registers, four rows at once
+  if (count <= kMaxTaps) {  // whole windows in registers, four rows at once
     for (; oh + 4 <= g.OH; oh += 4) pool_rows<T, 4>(g, buf, taps, count, yp, oh);
     for (; oh < g.OH; ++oh) pool_rows<T, 1>(g, buf, taps, count, yp, oh);
   }
