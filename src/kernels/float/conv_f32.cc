@@ -240,7 +240,8 @@ class ConvF32 final : public PreparedKernel {
     // is phase ph's place among a channel's planes, -1 where no tap reads it.
     std::vector<int64_t> slot(static_cast<size_t>(sy * sx), -1);
     for (int64_t kh = 0; kh < KH; ++kh)
-      for (int64_t kw = 0; kw < KW; ++kw) slot[static_cast<size_t>(kh * w.dilation[1] % sy * sx + kw * w.dilation[2] % sx)] = 0;
+      for (int64_t kw = 0; kw < KW; ++kw)
+        slot[static_cast<size_t>(kh * w.dilation[1] % sy * sx + kw * w.dilation[2] % sx)] = 0;
     int64_t phases = 0;
     for (int64_t& s : slot)
       if (s == 0) s = phases++;

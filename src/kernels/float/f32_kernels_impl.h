@@ -121,8 +121,9 @@ void gemm_packed(int64_t K, const float* a, const float* b, float* c, int64_t ld
 // with a shorter tile instead of zero rows (ResNet-18: 66 rows for 64 channels, 132 for 128).
 // Rows are chains of their own (F1), so the tile's height changes no bit.
 template <class V, int MaxMR>
-void gemm_indirect_rows(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias, bool accumulate,
-                        float* c, int64_t ldc, int mr, int nr, const fixpoint::fk::VirtualColumns* vc) {
+void gemm_indirect_rows(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias,
+                        bool accumulate, float* c, int64_t ldc, int mr, int nr,
+                        const fixpoint::fk::VirtualColumns* vc) {
   if constexpr (MaxMR > 2)
     if (mr <= MaxMR - 2)
       return gemm_indirect_rows<V, MaxMR - 2>(K, a, rows, shift, row_bias, accumulate, c, ldc, mr, nr, vc);
@@ -130,22 +131,23 @@ void gemm_indirect_rows(int64_t K, const float* a, const float* const* rows, int
 }
 
 template <class V>
-void gemm_indirect(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias, bool accumulate,
-                   float* c, int64_t ldc, int mr, int nr, const fixpoint::fk::VirtualColumns* vc) {
+void gemm_indirect(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias,
+                   bool accumulate, float* c, int64_t ldc, int mr, int nr, const fixpoint::fk::VirtualColumns* vc) {
   gemm_indirect_rows<V, kMR>(K, a, rows, shift, row_bias, accumulate, c, ldc, mr, nr, vc);
 }
 
 // Two consecutive panels in one 2 kMR-row tile (tables with the registers for it: AVX-512).
 template <class V>
-void gemm_indirect_pair(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias, bool accumulate,
-                        float* c, int64_t ldc, int mr, int nr, const fixpoint::fk::VirtualColumns* vc) {
+void gemm_indirect_pair(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias,
+                        bool accumulate, float* c, int64_t ldc, int mr, int nr,
+                        const fixpoint::fk::VirtualColumns* vc) {
   gemm_indirect_rows<V, 2 * kMR>(K, a, rows, shift, row_bias, accumulate, c, ldc, mr, nr, vc);
 }
 
 // The same as two kMR-row tiles (tables without the registers: 24 accumulators would spill).
 template <class V>
-void gemm_indirect_pair_as_two(int64_t K, const float* a, const float* const* rows, int64_t shift, const float* row_bias,
-                               bool accumulate, float* c, int64_t ldc, int mr, int nr,
+void gemm_indirect_pair_as_two(int64_t K, const float* a, const float* const* rows, int64_t shift,
+                               const float* row_bias, bool accumulate, float* c, int64_t ldc, int mr, int nr,
                                const fixpoint::fk::VirtualColumns* vc) {
   gemm_indirect<V>(K, a, rows, shift, row_bias, accumulate, c, ldc, std::min(mr, kMR), nr, vc);
   if (mr > kMR)

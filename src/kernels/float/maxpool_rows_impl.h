@@ -81,7 +81,8 @@ inline void pool_rows(const fixpoint::fk::PoolPlane& g, const T* buf, const int6
   for (; ow + N <= g.OW; ow += N) pool_run<T, N, R>(row + ow, rs, taps, count, y + ow, g.OW);
   if (ow + N / 2 <= g.OW) pool_run<T, N / 2, R>(row + ow, rs, taps, count, y + ow, g.OW), ow += N / 2;
   if (ow + N / 4 <= g.OW) pool_run<T, N / 4, R>(row + ow, rs, taps, count, y + ow, g.OW), ow += N / 4;
-  if (N >= 16 && ow + N / 8 <= g.OW) pool_run<T, (N >= 16 ? N / 8 : 1), R>(row + ow, rs, taps, count, y + ow, g.OW), ow += N / 8;
+  if (N >= 16 && ow + N / 8 <= g.OW)
+    pool_run<T, (N >= 16 ? N / 8 : 1), R>(row + ow, rs, taps, count, y + ow, g.OW), ow += N / 8;
   for (; ow < g.OW; ++ow) pool_run<T, 1, R>(row + ow, rs, taps, count, y + ow, g.OW);
 }
 
@@ -117,7 +118,8 @@ void pool_plane(const fixpoint::fk::PoolPlane& g, const T* xp, T* yp, T* buf) {
   const int64_t count = g.KH * g.KW;
   if (count <= kMaxTaps)
     for (int64_t kh = 0, t = 0; kh < g.KH; ++kh)
-      for (int64_t kw = 0; kw < g.KW; ++kw, ++t) taps[t] = ((kw * g.dw % g.sx) * g.Hp + kh * g.dh) * g.Wq + kw * g.dw / g.sx;
+      for (int64_t kw = 0; kw < g.KW; ++kw, ++t)
+        taps[t] = ((kw * g.dw % g.sx) * g.Hp + kh * g.dh) * g.Wq + kw * g.dw / g.sx;
   int64_t oh = 0;
   if (count <= kMaxTaps) {  // whole windows in registers, four rows at once
     for (; oh + 4 <= g.OH; oh += 4) pool_rows<T, 4>(g, buf, taps, count, yp, oh);

@@ -113,7 +113,8 @@ void k_layer_norm(KernelContext& c) {
     T* py = y.data<T>();
     for (int64_t o = 0; o < geo.outer; ++o) {
       double m, inv;
-      layer_norm_row(px + o * geo.inner, py + o * geo.inner, geo.inner, eps, scale_at, bias_at, bias != nullptr, m, inv);
+      layer_norm_row(px + o * geo.inner, py + o * geo.inner, geo.inner, eps, scale_at, bias_at, bias != nullptr, m,
+                     inv);
       if (mean_out) mean_out->set_f64(o, m);
       if (inv_out) inv_out->set_f64(o, inv);
     }
