@@ -10,6 +10,17 @@
 namespace fixpoint::fk {
 namespace {
 
+// y[j] = (v[j plane] + v[j plane + 1] + ... in order, from +0) / plane for G consecutive planes,
+// their chains interleaved.
+template <int64_t G>
+void mean_planes(const float* v, int64_t plane, float* y) {
+  float acc[G] = {};
+  for (int64_t i = 0; i < plane; ++i)
+#pragma GCC unroll 8
+    for (int64_t j = 0; j < G; ++j) acc[j] = acc[j] + v[j * plane + i];
+  for (int64_t j = 0; j < G; ++j) y[j] = acc[j] / static_cast<float>(plane);
+}
+
 class GlobalAvgPoolF32 final : public PreparedKernel {
  public:
   bool run(KernelContext& c) const override {
@@ -28,19 +39,10 @@ class GlobalAvgPoolF32 final : public PreparedKernel {
     parallel_for((planes + kGroup - 1) / kGroup, c.threads, [&](int64_t t) {
       const int64_t p0 = t * kGroup, g = std::min(kGroup, planes - p0);
       const float* v = px + p0 * plane;
-      if (g < kGroup) {
-        for (int64_t j = 0; j < g; ++j) {
-          float acc = 0.0f;
-          for (int64_t i = 0; i < plane; ++i) acc = acc + v[j * plane + i];
-          py[p0 + j] = acc / static_cast<float>(plane);
-        }
-        return;
-      }
-      float acc[kGroup] = {};
-      for (int64_t i = 0; i < plane; ++i)
-#pragma GCC unroll 8
-        for (int64_t j = 0; j < kGroup; ++j) acc[j] = acc[j] + v[j * plane + i];
-      for (int64_t j = 0; j < kGroup; ++j) py[p0 + j] = acc[j] / static_cast<float>(plane);
+      if (g == kGroup)
+        mean_planes<kGroup>(v, plane, py + p0);
+      else
+        for (int64_t j = 0; j < g; ++j) mean_planes<1>(v + j * plane, plane, py + p0 + j);
     });
     return true;
   }
