@@ -212,6 +212,25 @@ void for_each_tap_row(const Window& w, int64_t kd, int64_t kh, int64_t kw, F&& f
   }
 }
 
+// Calls f(id, ih, iw) for every cell of output (od, oh, ow)'s window (3-D window w) that lies
+// inside the input, in window order (kd, then kh, then kw): the one window walk of the pools
+// (float and integer reference MaxPool and AveragePool, the float and integer fast AveragePool).
+template <typename F>
+void for_each_window_cell(const Window& w, int64_t od, int64_t oh, int64_t ow, F&& f) {
+  for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
+    const int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
+    if (id < 0 || id >= w.in[0]) continue;
+    for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+      const int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
+      if (ih < 0 || ih >= w.in[1]) continue;
+      for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+        const int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
+        if (iw >= 0 && iw < w.in[2]) f(id, ih, iw);
+      }
+    }
+  }
+}
+
 // A Conv of input x [N, C, spatial...] with weights w [M, C/group, k...], checked (ranks, group,
 // kernel_shape), its window padded to 3-D, and the output shape [N, M, spatial...]. Shared by the
 // float, the integer reference and the optimized integer kernels.

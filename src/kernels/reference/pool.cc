@@ -1,5 +1,5 @@
 // MaxPool, AveragePool (pads, dilations, ceil_mode, count_include_pad), GlobalAveragePool,
-// GlobalMaxPool. The window walk is written once for 1-D to 3-D (padded to 3 dims).
+// GlobalMaxPool. The window walk is common.h's for_each_window_cell (1-D to 3-D, padded to 3 dims).
 #include <limits>
 
 #include "average_pool_plane.h"
@@ -9,21 +9,11 @@
 namespace fixpoint::ref {
 namespace {
 
-// Short names for the 3-D window fields used in the loops below.
-struct Geo3 {
-  Shape in, out, k, s, d, p, pe;
-};
-
-Geo3 to3(const Window& win) {
-  Window w = to_3d(win);
-  return Geo3{w.in, w.out, w.kernel, w.stride, w.dilation, w.pad_begin, w.pad_end};
-}
-
 void k_max_pool(KernelContext& c) {
   const Tensor& x = c.in(0);
   FP_CHECK(x.rank() >= 3 && x.rank() <= 5, c.node.label(), ": input must be 3-D to 5-D, got ", shape_str(x.shape()));
   Window w = sliding_window(c.node, x.shape(), {}, true);
-  Geo3 g = to3(w);
+  Window w3 = to_3d(w);
   int64_t N = x.dim(0), C = x.dim(1);
   Shape ys = {N, C};
   ys.insert(ys.end(), w.out.begin(), w.out.end());
@@ -31,7 +21,7 @@ void k_max_pool(KernelContext& c) {
   bool want_idx = c.wants_output(1);
   int64_t* pidx = want_idx ? c.output(1, DType::Int64, ys).data<int64_t>() : nullptr;
   bool col_major = c.node.attr_int("storage_order", 0) == 1;
-  int64_t in_plane = g.in[0] * g.in[1] * g.in[2], out_plane = g.out[0] * g.out[1] * g.out[2];
+  int64_t in_plane = w3.in[0] * w3.in[1] * w3.in[2], out_plane = w3.out[0] * w3.out[1] * w3.out[2];
   dispatch_numeric(x.dtype(), c.node, [&](auto tag) {
     using T = decltype(tag);
     using Nm = Num<T>;
@@ -40,32 +30,22 @@ void k_max_pool(KernelContext& c) {
     T* py = y.data<T>();
     for (int64_t nc = 0; nc < N * C; ++nc) {
       const T* xp = px + nc * in_plane;
-      for (int64_t od = 0; od < g.out[0]; ++od)
-        for (int64_t oh = 0; oh < g.out[1]; ++oh)
-          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+      for (int64_t od = 0; od < w3.out[0]; ++od)
+        for (int64_t oh = 0; oh < w3.out[1]; ++oh)
+          for (int64_t ow = 0; ow < w3.out[2]; ++ow) {
             A best = std::numeric_limits<A>::lowest();
             if constexpr (std::is_floating_point_v<A>) best = -std::numeric_limits<A>::infinity();
             int64_t best_i = -1;
-            for (int64_t kd = 0; kd < g.k[0]; ++kd) {
-              int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
-              if (id < 0 || id >= g.in[0]) continue;
-              for (int64_t kh = 0; kh < g.k[1]; ++kh) {
-                int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
-                if (ih < 0 || ih >= g.in[1]) continue;
-                for (int64_t kw = 0; kw < g.k[2]; ++kw) {
-                  int64_t iw = ow * g.s[2] - g.p[2] + kw * g.d[2];
-                  if (iw < 0 || iw >= g.in[2]) continue;
-                  int64_t i = (id * g.in[1] + ih) * g.in[2] + iw;
-                  A v = Nm::load(xp[i]);
-                  // NaN wins and stays (NaN propagates, docs/float_reference.md).
-                  if (best_i < 0 || v > best || (v != v && best == best)) {
-                    best = v;
-                    best_i = col_major ? (iw * g.in[1] + ih) * g.in[0] + id : i;
-                  }
-                }
+            for_each_window_cell(w3, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw) {
+              int64_t i = (id * w3.in[1] + ih) * w3.in[2] + iw;
+              A v = Nm::load(xp[i]);
+              // NaN wins and stays (NaN propagates, docs/float_reference.md).
+              if (best_i < 0 || v > best || (v != v && best == best)) {
+                best = v;
+                best_i = col_major ? (iw * w3.in[1] + ih) * w3.in[0] + id : i;
               }
-            }
-            int64_t o = nc * out_plane + (od * g.out[1] + oh) * g.out[2] + ow;
+            });
+            int64_t o = nc * out_plane + (od * w3.out[1] + oh) * w3.out[2] + ow;
             py[o] = Nm::store(best);
             if (pidx) pidx[o] = nc * in_plane + best_i;
           }

@@ -39,21 +39,10 @@ bool windowed_avgpool(qref::QContext& c) {
           for (int64_t oh = 0; oh < w.out[1]; ++oh)
             for (int64_t ow = 0; ow < w.out[2]; ++ow) {
               int64_t sum = 0, count = 0;
-              for (int64_t kd = 0; kd < w.kernel[0]; ++kd) {
-                int64_t id = od * w.stride[0] - w.pad_begin[0] + kd * w.dilation[0];
-                if (id < 0 || id >= w.in[0]) continue;
-                for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
-                  int64_t ih = oh * w.stride[1] - w.pad_begin[1] + kh * w.dilation[1];
-                  if (ih < 0 || ih >= w.in[1]) continue;
-                  const X* row = v + (id * w.in[1] + ih) * w.in[2];
-                  for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
-                    int64_t iw = ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2];
-                    if (iw < 0 || iw >= w.in[2]) continue;
-                    sum += row[iw];
-                    ++count;
-                  }
-                }
-              }
+              ref::for_each_window_cell(w, od, oh, ow, [&](int64_t id, int64_t ih, int64_t iw) {
+                sum += v[(id * w.in[1] + ih) * w.in[2] + iw];
+                ++count;
+              });
               const int64_t o3[3] = {od, oh, ow};
               int64_t div = include_pad ? ref::padded_window_cells(w, o3) : count;
               out[(od * w.out[1] + oh) * w.out[2] + ow] =
