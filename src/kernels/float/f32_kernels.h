@@ -34,8 +34,11 @@ struct DwPlane {
 // One element-wise step of a fused chain (pointwise_chain.cc) over n elements: y[i] = a op b
 // (unary ops read a), an operand given as a row or, its pointer null, one value; y overlaps
 // neither. Each element is the nodes' own definition: one IEEE operation for Add, Sub, Mul, Div;
-// ref::ReluOp, ref::clip_value, ref::SigmoidOp (src/kernels/reference/unary_ops.h).
-enum class PointwiseKind { kAdd, kSub, kMul, kDiv, kRelu, kClip, kSigmoid };
+// ref::ReluOp, ref::clip_value, ref::SigmoidOp (src/kernels/reference/unary_ops.h). Two kinds
+// run several nodes' operations per element, each rounded as its node rounds it (a row, the
+// rest scalars): kAffine y = (a * bv) + cv (a Mul, then an Add), kHardSwish
+// y = (a * clip_value(a + bv, lo, hi)) / cv (HardSwish as Add, Clip, Mul, Div).
+enum class PointwiseKind { kAdd, kSub, kMul, kDiv, kRelu, kClip, kSigmoid, kAffine, kHardSwish };
 struct PointwiseStep {
   PointwiseKind kind;
   const float* a;
@@ -45,6 +48,7 @@ struct PointwiseStep {
   float lo, hi;  // Clip's bounds
   float* y;
   int64_t n;
+  float cv = 0;  // kAffine, kHardSwish: the third operand
 };
 
 // Where a GEMM tile's columns go when only some are outputs (the virtual positions of

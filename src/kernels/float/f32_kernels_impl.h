@@ -263,5 +263,14 @@ inline void pointwise(const fixpoint::fk::PointwiseStep& s) {
       const float lo = s.lo, hi = s.hi;
       return pointwise_unary(s.a, s.y, s.n, [lo, hi](float x) { return fixpoint::ref::clip_value(x, lo, hi); });
     }
+    case K::kAffine: {  // two roundings: the TUs build with -ffp-contract=off (no fma)
+      const float m = s.bv, c = s.cv;
+      return pointwise_unary(s.a, s.y, s.n, [m, c](float x) { return x * m + c; });
+    }
+    case K::kHardSwish: {
+      const float b = s.bv, lo = s.lo, hi = s.hi, c = s.cv;
+      return pointwise_unary(s.a, s.y, s.n,
+                             [b, lo, hi, c](float x) { return x * fixpoint::ref::clip_value(x + b, lo, hi) / c; });
+    }
   }
 }

@@ -17,6 +17,7 @@
 // fuse (fixpoint/runtime.h).
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "f32_kernels.h"
 #include "fast_float_ops.h"
@@ -39,10 +40,12 @@ struct Operand {
 
 struct Step {
   Kind kind = Kind::kAdd;
-  std::array<Operand, 2> in;
+  std::array<Operand, 3> in;  // kAffine, kHardSwish: the row, then their two scalars
   int arity = 1;
   float lo = 0, hi = 0;  // Clip's bounds (constants when the chain is made)
 };
+
+constexpr bool macro(Kind k) { return k == Kind::kAffine || k == Kind::kHardSwish; }
 
 bool step_kind(const std::string& op, Kind& k) {
   static const std::pair<const char*, Kind> kinds[] = {{"Add", Kind::kAdd},   {"Sub", Kind::kSub},
@@ -74,28 +77,31 @@ bool clip_constants(const Node& n, const Graph& g, float& lo, float& hi) {
 
 class PointwiseChain final : public FusedKernel {
  public:
-  PointwiseChain(std::vector<Step> steps, const F32Kernels* k) : steps_(std::move(steps)), k_(k) {}
-  size_t count() const override { return steps_.size(); }
+  // steps: the nodes' steps, runs of them grouped (group_macros); nodes: how many nodes they are.
+  PointwiseChain(std::vector<Step> steps, size_t nodes, const F32Kernels* k)
+      : steps_(std::move(steps)), nodes_(nodes), k_(k) {}
+  size_t count() const override { return nodes_; }
 
   bool run(const std::function<const Tensor*(const std::string&)>& value, BufferPool* pool, int threads,
            Tensor& out) const override {
     // The outer operands: the chain's shape from the first full one; the rest full or scalar.
     const Shape* shape = nullptr;
-    std::vector<const Tensor*> outer(steps_.size() * 2, nullptr);
+    std::vector<const Tensor*> outer(steps_.size() * 3, nullptr);
     for (size_t s = 0; s < steps_.size(); ++s)
       for (int j = 0; j < steps_[s].arity; ++j) {
         const Operand& o = steps_[s].in[j];
         if (o.from != Operand::kOuter) continue;
         const Tensor* t = value(o.name);
         if (!t || t->dtype() != DType::Float32) return false;
-        outer[s * 2 + j] = t;
+        if (macro(steps_[s].kind) && j > 0 && t->numel() != 1) return false;  // their scalars
+        outer[s * 3 + j] = t;
         if (t->numel() != 1 && !shape) shape = &t->shape();
       }
     if (!shape || shape_numel(*shape) == 0) return false;
     for (size_t s = 0; s < steps_.size(); ++s) {  // every step reads at least one row
       bool row = false;
       for (int j = 0; j < steps_[s].arity; ++j) {
-        const Tensor* t = outer[s * 2 + j];
+        const Tensor* t = outer[s * 3 + j];
         row = row || !t || t->numel() != 1;
       }
       if (!row) return false;
@@ -118,11 +124,11 @@ class PointwiseChain final : public FusedKernel {
         const int64_t len = std::min(kBlock, n - lo);
         for (size_t s = 0; s < S; ++s) {
           const Step& st = steps_[s];
-          const float* p[2] = {nullptr, nullptr};
-          float v[2] = {0, 0};
+          const float* p[3] = {nullptr, nullptr, nullptr};
+          float v[3] = {0, 0, 0};
           for (int j = 0; j < st.arity; ++j) {
             const Operand& o = st.in[j];
-            const Tensor* t = outer[s * 2 + j];
+            const Tensor* t = outer[s * 3 + j];
             if (o.from == Operand::kStep)
               p[j] = rows[o.index];
             else if (t->numel() == 1)
@@ -131,7 +137,7 @@ class PointwiseChain final : public FusedKernel {
               p[j] = t->data<float>() + lo;
           }
           float* dst = s + 1 == S ? y + lo : rows[s];
-          k_->pointwise(PointwiseStep{st.kind, p[0], v[0], p[1], v[1], st.lo, st.hi, dst, len});
+          k_->pointwise(PointwiseStep{st.kind, p[0], v[0], p[1], v[1], st.lo, st.hi, dst, len, v[2]});
         }
       }
     });
@@ -142,6 +148,7 @@ class PointwiseChain final : public FusedKernel {
 
  private:
   std::vector<Step> steps_;
+  size_t nodes_;
   const F32Kernels* k_;
 };
 
@@ -162,6 +169,76 @@ bool make_step(const Node& n, const Graph& g, const std::map<std::string, int>& 
                                                          : Operand{Operand::kOuter, 0, in};
   }
   return true;
+}
+
+// A float32 constant of one element, not NaN (the macro steps' scalars: with a NaN operand, which
+// NaN a node returns would depend on its operand order).
+bool scalar_constant(const Operand& o, const Graph& g) {
+  if (o.from != Operand::kOuter) return false;
+  const Tensor* t = match::constant(g, o.name);
+  return t && t->dtype() == DType::Float32 && t->numel() == 1 && !std::isnan(t->data<float>()[0]);
+}
+
+bool same(const Operand& a, const Operand& b) { return a.from == b.from && a.index == b.index && a.name == b.name; }
+
+// Operand j of st refers to step i.
+bool reads_step(const Step& st, int j, size_t i) {
+  return st.in[static_cast<size_t>(j)].from == Operand::kStep && st.in[static_cast<size_t>(j)].index == static_cast<int>(i);
+}
+
+// Steps from i as one kAffine (Mul by a scalar constant, then Add of one, the product read only
+// by the Add) or kHardSwish (Add of a scalar constant k to x, Clip, Mul by the same x, Div by a
+// scalar constant, each intermediate read only by the next): their count, 0 if neither. Each
+// element then runs one loop instead of two or four passes over the block (the OCR models' chains
+// are affine, HardSwish, affine). The nodes' operations in their order, so the same bits; Add
+// and Mul operand orders do not matter with non-NaN constants (x + k = k + x bit for bit).
+size_t match_macro(const std::vector<Step>& st, const std::vector<int>& reads, size_t i, const Graph& g, Step& out) {
+  auto other = [](const Step& s, int j) { return s.in[static_cast<size_t>(1 - j)]; };
+  if (i + 1 < st.size() && st[i].kind == Kind::kMul && st[i + 1].kind == Kind::kAdd && reads[i] == 1)
+    for (int j = 0; j < 2; ++j)        // the Mul's scalar
+      for (int jj = 0; jj < 2; ++jj)   // the Add's read of the product
+        if (scalar_constant(st[i].in[static_cast<size_t>(j)], g) && !scalar_constant(other(st[i], j), g) &&
+            reads_step(st[i + 1], jj, i) && scalar_constant(other(st[i + 1], jj), g)) {
+          out = Step{Kind::kAffine, {other(st[i], j), st[i].in[static_cast<size_t>(j)], other(st[i + 1], jj)}, 3};
+          return 2;
+        }
+  if (i + 3 < st.size() && st[i].kind == Kind::kAdd && st[i + 1].kind == Kind::kClip && st[i + 2].kind == Kind::kMul &&
+      st[i + 3].kind == Kind::kDiv && reads[i] == 1 && reads[i + 1] == 1 && reads[i + 2] == 1 &&
+      reads_step(st[i + 1], 0, i) && reads_step(st[i + 3], 0, i + 2) && scalar_constant(st[i + 3].in[1], g))
+    for (int j = 0; j < 2; ++j)        // the Add's scalar
+      for (int jj = 0; jj < 2; ++jj) {  // the Mul's read of the Clip
+        const Operand x = other(st[i], j);
+        if (scalar_constant(st[i].in[static_cast<size_t>(j)], g) && !scalar_constant(x, g) &&
+            reads_step(st[i + 2], jj, i + 1) && same(other(st[i + 2], jj), x)) {
+          out = Step{Kind::kHardSwish, {x, st[i].in[static_cast<size_t>(j)], st[i + 3].in[1]}, 3, st[i + 1].lo,
+                     st[i + 1].hi};
+          return 4;
+        }
+      }
+  return 0;
+}
+
+// The chain with its affine and HardSwish runs as single steps (match_macro), step references
+// renumbered.
+std::vector<Step> group_macros(const std::vector<Step>& st, const Graph& g) {
+  std::vector<int> reads(st.size(), 0), index(st.size(), -1);
+  for (const Step& s : st)
+    for (int j = 0; j < s.arity; ++j)
+      if (s.in[static_cast<size_t>(j)].from == Operand::kStep) ++reads[static_cast<size_t>(s.in[static_cast<size_t>(j)].index)];
+  std::vector<Step> out;
+  for (size_t i = 0; i < st.size();) {
+    Step m;
+    size_t n = match_macro(st, reads, i, g, m);
+    if (n == 0) m = st[i], n = 1;
+    for (int j = 0; j < m.arity; ++j) {
+      Operand& o = m.in[static_cast<size_t>(j)];
+      if (o.from == Operand::kStep) o.index = index[static_cast<size_t>(o.index)];  // read from outside the run
+    }
+    index[i + n - 1] = static_cast<int>(out.size());
+    out.push_back(m);
+    i += n;
+  }
+  return out;
 }
 
 // The longest chain from node `first` whose intermediates only its own later steps read.
@@ -189,7 +266,8 @@ std::unique_ptr<FusedKernel> fuse_pointwise_chain(const Graph& g, const std::map
   }
   if (best < 2) return nullptr;
   steps.resize(best);
-  return std::make_unique<PointwiseChain>(std::move(steps), selected_f32_kernels());
+  const size_t nodes = steps.size();
+  return std::make_unique<PointwiseChain>(group_macros(steps, g), nodes, selected_f32_kernels());
 }
 
 }  // namespace

@@ -137,5 +137,47 @@ TEST(PointwiseChain, DeclinesBroadcastsAndOtherTypes) {
   EXPECT_EQ(y64.data<double>()[2], 1.0 / (1.0 + std::exp(-2.0)));
 }
 
+// The affine and HardSwish runs a chain computes as one step each (match_macro in
+// pointwise_chain.cc), in other operand orders, and near misses that must stay separate steps:
+// a Mul by a second input instead of x, a scalar that is an input rather than a constant, a Div
+// whose constant is the dividend. Every variant has the bits of its nodes run one by one.
+TEST(PointwiseChain, GroupedRunsKeepTheBitsInEveryOperandOrder) {
+  std::mt19937 rng(13);
+  const Shape s = {1, 5, 30, 41};
+  Tensor x = special_input(rng, s), z = special_input(rng, s), k = scalar(0.75f);
+  auto variant = [](int v) {
+    Graph g = hardswish_chain();
+    g.inputs.push_back(ValueInfo{"z", DType::Float32, std::nullopt});
+    g.inputs.push_back(ValueInfo{"k", DType::Float32, std::nullopt});
+    if (v == 1) {  // operands swapped: Mul(x, s), Add(b, m), Add(three, a), Mul(c, a)
+      g.nodes[0].inputs = {"x", "s"};
+      g.nodes[1].inputs = {"b", "m"};
+      g.nodes[2].inputs = {"three", "a"};
+      g.nodes[4].inputs = {"c", "a"};
+    } else if (v == 2) {  // the Mul reads z, not the Add's input: no HardSwish
+      g.nodes[4].inputs = {"z", "c"};
+    } else if (v == 3) {  // the affine scale is a graph input of one element: no affine step
+      g.nodes[0].inputs = {"k", "x"};
+    } else if (v == 4) {  // six / h: not HardSwish's Div
+      g.nodes[5].inputs = {"six", "h"};
+    }
+    return g;
+  };
+  for (int v = 0; v <= 4; ++v) {
+    Graph g = variant(v);
+    RunOptions watch;
+    watch.on_node = [](const Node&, const std::vector<Tensor>&) {};
+    std::map<std::string, Tensor> in = {{"x", x}, {"z", z}, {"k", k}};
+    Tensor ref = Executor(g).run(in, watch).at("y");
+    for (int threads : {1, 2}) {
+      Executor ex(g, fast_float_kernels());
+      RunOptions o;
+      o.threads = threads;
+      expect_same_bits(ex.run(in, o).at("y"), ref, "variant " + std::to_string(v));
+      EXPECT_EQ(ex.fused_runs(), 1) << "variant " << v;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace fixpoint
