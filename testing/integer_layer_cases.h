@@ -40,18 +40,24 @@ inline void prepare_channels(params::Weighted& op, int64_t M, int64_t K, std::mt
   std::uniform_int_distribution<int64_t> b(-bmax, bmax), m(1 << 14, (1 << 15) - 1), n(14, 24);
   std::uniform_int_distribution<int64_t> m31(int64_t{1} << 30, (int64_t{1} << 31) - 1), n31(31, 44);
   std::uniform_int_distribution<int64_t> tie(1, 5);
-  // A wide layer's channels are mixed, as in real layers made wide by one channel: a third keep
-  // a bias beyond int32, a third a small one, and a third one near int32's edge, where bias +
+  // A wide layer's channels are mixed, as in real layers made wide by one channel: some keep a
+  // bias beyond int32, some a small one, and some one near int32's edge, where bias +
   // sum leaves int32 in some output rows only (the optimized epilogue checks each row: (13) on
   // int32 lanes where bias + sum fits and n <= 62, 128-bit elsewhere); some shifts exceed 62.
   int64_t edge = std::min<int64_t>((int64_t{1} << 31) - 1, K * 255 * wmax);
   std::uniform_int_distribution<int64_t> b_small(-(1 << 20), 1 << 20), b_edge((int64_t{1} << 31) - edge, (int64_t{1} << 31) - 1);
+  // And some channels are dead, as the compiler writes a channel of zero weights and scale: a
+  // bias code of +-2^62 (or a zero multiplier), one output code whatever the sums.
   for (int64_t c = 0; c < M; ++c) {
-    int kind = wide && !x16 ? static_cast<int>(rng() % 3) : 0;
-    bias.data<int64_t>()[c] = kind == 0 ? b(rng) : kind == 1 ? b_small(rng) : (rng() % 2 ? 1 : -1) * b_edge(rng);
+    int kind = wide && !x16 ? static_cast<int>(rng() % 4) : 0;
+    bias.data<int64_t>()[c] = kind == 0   ? b(rng)
+                              : kind == 1 ? b_small(rng)
+                              : kind == 2 ? (rng() % 2 ? 1 : -1) * b_edge(rng)
+                                          : (rng() % 2 ? 1 : -1) * (int64_t{1} << 62);
     mult.data<int64_t>()[c] = q31 ? m31(rng) : m(rng);
     shift.data<int64_t>()[c] = q31 ? n31(rng) : n(rng) + (wide ? 20 : 0);
     if (kind == 1 && rng() % 4 == 0) shift.data<int64_t>()[c] += 25;  // n in [59, 69]: past int64's 62
+    if (kind == 3 && rng() % 3 == 0) mult.data<int64_t>()[c] = 0;
     if (rng() % 4 == 0) {  // M = 2^-k: half the sums end on a rounding tie of RSH (4) when k = 1
       mult.data<int64_t>()[c] = q31 ? int64_t{1} << 30 : int64_t{1} << 14;
       shift.data<int64_t>()[c] = (q31 ? 30 : wide ? 34 : 14) + tie(rng);

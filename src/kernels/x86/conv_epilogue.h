@@ -35,21 +35,36 @@ inline void requant_store(const qref::ChannelRequant& rq, const RequantFns& vec,
                           int64_t count, T* out) {
   fx::Multiplier mu{rq.mult[ch], static_cast<int>(rq.shift[ch])};
   int64_t b = rq.bias[ch] - zero_term, lo_z = rq.r.lo - rq.zy, hi_z = rq.r.hi - rq.zy;
+  constexpr int64_t k62 = int64_t{1} << 62;
+  if (rq.wide && count > 0 && b > -k62 - (int64_t{1} << 32) && b < k62 + (int64_t{1} << 32)) {
+    // A channel RQ maps to one code whatever its int32 sums (a dead channel, whose bias code
+    // saturated to +-2^62, or m = 0): RQ is monotone in a (requantize_wide's 128-bit product
+    // and RSH), so equal codes at b + INT32_MIN and b + INT32_MAX are the code of every sum.
+    // On the OCR recognizer, ~20,000 outputs a run had taken the 128-bit scalar RQ.
+    const int64_t c0 = rq(b + INT32_MIN, ch);
+    if (c0 == rq(b + INT32_MAX, ch)) {
+      std::fill(out, out + count, static_cast<T>(c0));
+      return;
+    }
+  }
   auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
   bool ok = fits(b) && mu.m > 0 && fits(mu.m) && mu.n >= 1 && mu.n <= 62 && fits(lo_z) && fits(hi_z) && fits(rq.zy);
-  if (ok && rq.wide && count > 0) {
+  // A wide layer's bias + sum may leave int32: the one-pass store checks each step (and stops
+  // at the first that does); before the in-place row, the row's extremes are checked here.
+  auto row_fits = [&] {
+    if (!rq.wide || count == 0) return true;
     int32_t lo = sum[0], hi = sum[0];
     for (int64_t k = 1; k < count; ++k) {
       lo = std::min(lo, sum[k]);
       hi = std::max(hi, sum[k]);
     }
-    ok = fits(b + lo) && fits(b + hi);
-  }
+    return fits(b + lo) && fits(b + hi);
+  };
   int64_t i = 0;
   if (ok && vec.store && sizeof(T) <= 2) {
     i = vec.store(sum, count, static_cast<int32_t>(b), mu.m, mu.n, static_cast<int32_t>(lo_z), static_cast<int32_t>(hi_z),
                   static_cast<int32_t>(rq.zy), out, static_cast<int>(sizeof(T)));
-  } else if (ok && vec.row) {
+  } else if (ok && vec.row && row_fits()) {
     int64_t done = vec.row(sum, count, static_cast<int32_t>(b), mu.m, mu.n, static_cast<int32_t>(lo_z),
                            static_cast<int32_t>(hi_z), static_cast<int32_t>(rq.zy));
     for (; i < done; ++i) out[i] = static_cast<T>(sum[i]);

@@ -17,10 +17,11 @@ int64_t requant_row_s32_avx2(int32_t* sum, int64_t count, int32_t bias, int64_t 
                              int32_t z);
 
 // The same (13) on sixteen sums per step, stored as codes of out_bytes (1 or 2) bytes at out
-// (requant_avx512.cc, AVX-512F/BW/VL), with the requirements of requant_row_s32_avx2 and a
-// result within the output type's range (lo_z + z >= its lowest, hi_z + z <= its highest); sum
-// is not written and nothing past sum[count - 1] or out's count codes is read or written.
-// Returns count (all done).
+// (requant_avx512.cc, AVX-512F/BW/VL), with the requirements of requant_row_s32_avx2 except
+// that bias + sum[i] may leave int32: the store stops before the first step of sixteen where it
+// does and returns how many codes it stored (count if none does). Results must be within the
+// output type's range (lo_z + z >= its lowest, hi_z + z <= its highest); sum is not written and
+// nothing past sum[count - 1] or out's count codes is read or written.
 using RequantStoreFn = int64_t (*)(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z,
                                    int32_t hi_z, int32_t z, void* out, int out_bytes);
 int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z,

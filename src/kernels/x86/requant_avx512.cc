@@ -7,7 +7,8 @@
 // the odd 32-bit lanes), RSH(p, n) = (p + 2^(n-1)) >> n by the arithmetic 64-bit shift (4) (no
 // overflow: |p| + 2^61 < 2^63), clamped to [lo - z, hi - z] in 64 bits, so the low 32 bits of each
 // lane are the value; z is added after the clamp (nothing wraps) and the codes, now within the
-// output type's range, are stored truncated (vpmovdb / vpmovdw).
+// output type's range, are stored truncated (vpmovdb / vpmovdw). A step where bias + sum leaves
+// int32 ends the run: the codes before it are stored, and the count of them returned.
 #include <immintrin.h>
 
 #include "requant.h"
@@ -26,7 +27,12 @@ int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias
   for (int64_t i = 0; i < count; i += 16) {
     // The last step's lanes past count are neither read nor written (masked load and store).
     const __mmask16 k = count - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (count - i)) - 1);
-    __m512i a = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, sum + i), vb);
+    const __m512i s = _mm512_maskz_loadu_epi32(k, sum + i);
+    __m512i a = _mm512_add_epi32(s, vb);
+    // bias + sum left int32 in a lane (a wide layer's row may): signs of both operands differ
+    // from the wrapped sum's. Those lanes and the rest are the caller's.
+    if (_mm512_cmplt_epi32_mask(_mm512_and_si512(_mm512_xor_si512(a, s), _mm512_xor_si512(a, vb)), _mm512_setzero_si512()))
+      return i;
     __m512i ve = rq(_mm512_mul_epi32(a, vm));                         // lanes 0, 2, ..., 14
     __m512i vo = rq(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm));  // lanes 1, 3, ..., 15
     __m512i v = _mm512_add_epi32(_mm512_mask_blend_epi32(0xAAAA, ve, _mm512_slli_epi64(vo, 32)), vz);
