@@ -35,19 +35,20 @@ inline void requant_store(const qref::ChannelRequant& rq, const RequantFns& vec,
                           int64_t count, T* out) {
   fx::Multiplier mu{rq.mult[ch], static_cast<int>(rq.shift[ch])};
   int64_t b = rq.bias[ch] - zero_term, lo_z = rq.r.lo - rq.zy, hi_z = rq.r.hi - rq.zy;
+  auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
   constexpr int64_t k62 = int64_t{1} << 62;
-  if (rq.wide && count > 0 && b > -k62 - (int64_t{1} << 32) && b < k62 + (int64_t{1} << 32)) {
-    // A channel RQ maps to one code whatever its int32 sums (a dead channel, whose bias code
-    // saturated to +-2^62, or m = 0): RQ is monotone in a (requantize_wide's 128-bit product
-    // and RSH), so equal codes at b + INT32_MIN and b + INT32_MAX are the code of every sum.
-    // On the OCR recognizer, ~20,000 outputs a run had taken the 128-bit scalar RQ.
+  if (rq.wide && count > 0 && (!fits(b) || mu.m == 0) && b > -k62 - (int64_t{1} << 32) && b < k62 + (int64_t{1} << 32)) {
+    // A channel the vector paths cannot take may be one RQ maps to one code whatever its int32
+    // sums (a dead channel, whose bias code saturated to +-2^62, or m = 0): RQ is monotone in a
+    // (requantize_wide's 128-bit product and RSH), so equal codes at b + INT32_MIN and
+    // b + INT32_MAX are the code of every sum. On the OCR recognizer, ~20,000 outputs a run had
+    // taken the 128-bit scalar RQ.
     const int64_t c0 = rq(b + INT32_MIN, ch);
     if (c0 == rq(b + INT32_MAX, ch)) {
       std::fill(out, out + count, static_cast<T>(c0));
       return;
     }
   }
-  auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
   bool ok = fits(b) && mu.m > 0 && fits(mu.m) && mu.n >= 1 && mu.n <= 62 && fits(lo_z) && fits(hi_z) && fits(rq.zy);
   // A wide layer's bias + sum may leave int32: the one-pass store checks each step (and stops
   // at the first that does); before the in-place row, the row's extremes are checked here.
