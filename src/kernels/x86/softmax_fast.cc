@@ -7,7 +7,10 @@
 // fx::round_div, the reference's own rounding, and then looked up. The OCR recognizer's last
 // Softmax (40 rows of 6,625 classes, 8-bit codes: d <= 255) does 256 divisions per row instead
 // of 6,625 128-bit ones (2.7 ms of its 21 ms int8 run). Shorter rows divide per element, as the
-// reference does. Rows are independent, so any thread split gives the same codes.
+// reference does. Rows along the last axis (inner = 1) run loops over the codes GCC vectorizes
+// (the max) and index E and the row table by mx - q directly: that Softmax 0.44 -> 0.18 ms
+// at 1 thread.
+// Rows are independent, so any thread split gives the same codes.
 #include <algorithm>
 #include <limits>
 
@@ -39,14 +42,28 @@ bool softmax_fast(qref::QContext& c) {
         const X* xr = px + base;
         Y* yr = py + base;
         int64_t mx = std::numeric_limits<int64_t>::min(), mn = std::numeric_limits<int64_t>::max();
-        for (int64_t j = 0; j < len; ++j) {
-          int64_t q = xr[j * inner];
-          mx = std::max(mx, q);
-          mn = std::min(mn, q);
+        if (inner == 1) {  // the usual last axis: loops over X GCC vectorizes
+          X vmx = xr[0], vmn = xr[0];
+          for (int64_t j = 1; j < len; ++j) {
+            vmx = std::max(vmx, xr[j]);
+            vmn = std::min(vmn, xr[j]);
+          }
+          mx = vmx;
+          mn = vmn;
+        } else {
+          for (int64_t j = 0; j < len; ++j) {
+            int64_t q = xr[j * inner];
+            mx = std::max(mx, q);
+            mn = std::min(mn, q);
+          }
         }
         auto d_of = [&](int64_t j) { return std::min<int64_t>(mx - xr[j * inner], span - 1); };
         int64_t S = 0;  // (24)
-        for (int64_t j = 0; j < len; ++j) S += E[d_of(j)];
+        if (inner == 1 && mx - mn < span) {  // every d = mx - q within the table: no cap
+          for (int64_t j = 0; j < len; ++j) S += E[mx - xr[j]];
+        } else {
+          for (int64_t j = 0; j < len; ++j) S += E[d_of(j)];
+        }
         // (25): R(a / S) = floor((2a + S) / 2S), 0 when 2a < S. Where 2a + S stays below 2^62
         // (a = E Q >= 0, E < 2^31) the int64 division gives round_div's 128-bit quotient.
         const bool small = S > 0 && Q >= 0 && static_cast<__int128>(2) * INT32_MAX * Q + S < (static_cast<__int128>(1) << 62);
@@ -61,7 +78,11 @@ bool softmax_fast(qref::QContext& c) {
         if (dmax + 1 < len) {
           Y* t = task_buffer<Y, __LINE__>(static_cast<size_t>(dmax + 1));
           for (int64_t d = 0; d <= dmax; ++d) t[d] = out(d);
-          for (int64_t j = 0; j < len; ++j) yr[j * inner] = t[d_of(j)];
+          if (inner == 1 && mx - mn < span) {
+            for (int64_t j = 0; j < len; ++j) yr[j] = t[mx - xr[j]];
+          } else {
+            for (int64_t j = 0; j < len; ++j) yr[j * inner] = t[d_of(j)];
+          }
         } else {
           for (int64_t j = 0; j < len; ++j) yr[j * inner] = out(d_of(j));
         }
