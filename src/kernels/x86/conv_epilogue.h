@@ -16,6 +16,7 @@ namespace fixpoint::xk {
 struct RequantFns {
   RequantRowFn row = nullptr;      // RQ in place
   RequantStoreFn store = nullptr;  // RQ and the store of the codes in one pass
+  RequantChannelsFn channels = nullptr;  // RQ across channels into channel-fastest outputs
 };
 
 // out[i] = RQ(bias[ch] - zero_term + sum[i]) (13) for `count` int32 sums of channel ch.

@@ -341,6 +341,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     pw->depthwise_s64 = depthwise_row_s64_avx512;
     pw->requant64 = requant_row_s64_avx512;
     pw->requant.store = requant_store_s32_avx512;
+    pw->requant.channels = requant_channels_s32_avx512;
   }
   bool depthwise = is_depthwise(op);
   const GemmPairsKernel* pairs = gemm_s16_pairs_for(isa);
@@ -682,6 +683,28 @@ void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
         // Per channel: its nr sums in a row, (13) on the vector epilogue (requant_store, the
         // zero-point term folded into the bias), the codes then scattered into the row-major
         // output (channel fastest). Was the reference's RQ element by element.
+        if (pw.requant.channels && kern.quads && sizeof(T) <= 2 && !rq.wide) {
+          // Channel fastest in the output: (13) sixteen channels at a time, straight into the
+          // output rows, where every channel of the block meets requant.h's conditions (the
+          // classifier's 6,625 channels had cost 0.26 ms in calls of 40 sums at 1 thread).
+          int32_t* b32 = task_buffer<int32_t, __LINE__>(static_cast<size_t>(3 * nj));
+          int32_t *m32 = b32 + nj, *n32 = m32 + nj;
+          auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+          bool ok = fits(rq.r.lo - rq.zy) && fits(rq.r.hi - rq.zy) && fits(rq.zy);
+          for (int64_t jj = 0; jj < nj && ok; ++jj) {
+            const int64_t j = j0 + jj, b = rq.bias[j] - xu.zu * pw.w8_sum[static_cast<size_t>(j)];
+            ok = fits(b) && rq.mult[j] > 0 && rq.mult[j] <= INT32_MAX && rq.shift[j] >= 1 && rq.shift[j] <= 62;
+            b32[jj] = static_cast<int32_t>(b);
+            m32[jj] = static_cast<int32_t>(rq.mult[j]);
+            n32[jj] = static_cast<int32_t>(rq.shift[j]);
+          }
+          if (ok) {
+            pw.requant.channels(acc, np, nj, nr, b32, m32, n32, static_cast<int32_t>(rq.r.lo - rq.zy),
+                                static_cast<int32_t>(rq.r.hi - rq.zy), static_cast<int32_t>(rq.zy), yp + r0 * N + j0, N,
+                                static_cast<int>(sizeof(T)));
+            return;
+          }
+        }
         int32_t* sum = task_buffer<int32_t, __LINE__>(static_cast<size_t>(np));
         T* codes = task_buffer<T, __LINE__>(static_cast<size_t>(np));
         for (int64_t jj = 0; jj < nj; ++jj) {

@@ -27,6 +27,19 @@ using RequantStoreFn = int64_t (*)(const int32_t* sum, int64_t count, int32_t bi
 int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z,
                                  int32_t hi_z, int32_t z, void* out, int out_bytes);
 
+// The same (13) across channels, for outputs whose channel varies fastest (a MatMul's rows):
+// out[i ldo + j] = SAT_[lo_z, hi_z](RSH((bias[j] + sum[j lds + i]) · m[j], n[j])) + z for
+// j < nj, i < ni, as codes of out_bytes (1 or 2) bytes (requant_avx512.cc, AVX-512F/BW/VL):
+// sixteen channels a step, gathered from the channel-major sums, with per-lane multipliers and
+// shifts. Requires, per channel, bias[j] + sum within int32 (a non-wide layer's, §4),
+// 0 < m[j] < 2^31, 1 <= n[j] <= 62, and results within the output type's range.
+using RequantChannelsFn = void (*)(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
+                                   const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z, void* out,
+                                   int64_t ldo, int out_bytes);
+void requant_channels_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
+                                 const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z, void* out,
+                                 int64_t ldo, int out_bytes);
+
 // (5) for float32 inputs (quantize_avx2.cc, AVX2): out[i] = SAT_[lo, hi](R(x[i] / scale) + z)
 // exactly as fx::quantize, for i < count rounded down to 4; returns how many it did. Requires
 // lo, hi and z within int32 (8/16-bit codes).
