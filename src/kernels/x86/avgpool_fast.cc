@@ -4,6 +4,8 @@
 // q - z), divided by the valid count or, with count_include_pad, by the padded window's count.
 // Global: one sum per plane (no padding, so the divisor is the cell count either way).
 // Exact: the sums are taken in int64.
+#include <vector>
+
 #include "../reference/common.h"
 #include "elementwise_fast.h"
 #include "fixpoint/parallel.h"
@@ -26,12 +28,45 @@ bool windowed_avgpool(qref::QContext& c) {
   const int64_t planes = x.dim(0) * x.dim(1), in_plane = w.in[0] * w.in[1] * w.in[2];
   const int64_t out_plane = w.out[0] * w.out[1] * w.out[2];
   Tensor& y = c.output(0, ys, false);  // every output cell is written
+  // Every window inside the input (no padding reached): each divides by D = its cell count, so
+  // the output is a function of the window's code sum alone, S in [D lo, D hi]. Where that span
+  // is short against the outputs, (19) is evaluated once per S into a table (fx::requantize_mean
+  // itself, so the same codes) and each window sums its taps in a plain loop and looks up: the
+  // OCR recognizer's 3x2 pool had spent most of its time in the window walk and a division per
+  // output.
+  bool inside = true;
+  for (int i = 0; i < 3; ++i)
+    inside = inside && w.pad_begin[i] == 0 && (w.out[i] - 1) * w.stride[i] + (w.kernel[i] - 1) * w.dilation[i] < w.in[i];
+  const int64_t D = w.kernel[0] * w.kernel[1] * w.kernel[2];
+  const fx::Range rx = fx::range_of(x.dtype());
+  const int64_t span = D * (rx.hi - rx.lo) + 1;
+  const bool table = inside && w.in[0] == 1 && D > 0 && span <= 8 * planes * out_plane && span <= (int64_t{1} << 16);
   qref::visit_int(x.dtype(), [&](auto tx) {
     qref::visit_int(y.dtype(), [&](auto ty) {
       using X = decltype(tx);
       using Y = decltype(ty);
       const X* px = x.data<X>();
       Y* py = y.data<Y>();
+      if (table) {
+        std::vector<Y> tab(static_cast<size_t>(span));
+        const int64_t s0 = D * rx.lo;
+        for (int64_t s = 0; s < span; ++s)
+          tab[static_cast<size_t>(s)] = static_cast<Y>(fx::requantize_mean(s0 + s - zx * D, mu, D, zy, r));
+        const int64_t KH = w.kernel[1], KW = w.kernel[2], W = w.in[2], OW = w.out[2];
+        parallel_for(planes, c.threads, [&](int64_t nc) {
+          const X* v = px + nc * in_plane;
+          Y* out = py + nc * out_plane;
+          for (int64_t oh = 0; oh < w.out[1]; ++oh)
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              const X* c0 = v + oh * w.stride[1] * W + ow * w.stride[2];
+              int64_t sum = 0;
+              for (int64_t kh = 0; kh < KH; ++kh)
+                for (int64_t kw = 0; kw < KW; ++kw) sum += c0[kh * w.dilation[1] * W + kw * w.dilation[2]];
+              out[oh * OW + ow] = tab[static_cast<size_t>(sum - s0)];
+            }
+        });
+        return;
+      }
       parallel_for(planes, c.threads, [&](int64_t nc) {
         const X* v = px + nc * in_plane;
         Y* out = py + nc * out_plane;
