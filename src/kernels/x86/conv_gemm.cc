@@ -789,6 +789,8 @@ qref::QKernelFn find_runtime_kernel(const std::string& kind) {
     if (kind == "concat") return or_reference<concat_fast>;
     if (kind == "softmax") return or_reference<softmax_fast>;
     if (kind == "matmul2") return or_reference<matmul2_fast>;
+    if (kind == "layernorm") return or_reference<layernorm_fast>;
+    if (kind == "instancenorm") return or_reference<instancenorm_fast>;
   }
   return qref::find_integer_kernel(kind);
 }

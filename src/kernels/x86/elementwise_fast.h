@@ -1,6 +1,7 @@
 // Optimized 8/16-bit Add/Sub, Mul and table lookups (see elementwise_fast.cc),
 // AveragePool and GlobalAveragePool (avgpool_fast.cc), Concat (concat_fast.cc), Softmax
-// (softmax_fast.cc) and MatMul of two activations (matmul2_fast.cc). Each returns false,
+// (softmax_fast.cc), MatMul of two activations (matmul2_fast.cc) and LayerNormalization /
+// InstanceNormalization (layernorm_fast.cc). Each returns false,
 // leaving the context untouched, when the op is outside the cases it handles.
 #pragma once
 #include "../reference/integer/integer_kernels.h"
@@ -17,5 +18,7 @@ bool avgpool_fast(qref::QContext& c);
 bool concat_fast(qref::QContext& c);
 bool softmax_fast(qref::QContext& c);
 bool matmul2_fast(qref::QContext& c);
+bool layernorm_fast(qref::QContext& c);
+bool instancenorm_fast(qref::QContext& c);
 
 }  // namespace fixpoint::xk

@@ -192,6 +192,56 @@ TEST(ElementwiseFast, SoftmaxMatchesTheReference) {
   }
 }
 
+// LayerNormalization and InstanceNormalization (26)-(30): rows of 1 to 1,030 values (past the
+// fast path's 1,024 the reference runs), 8/16-bit codes with zero points, rows spread over the
+// whole type, packed into a few codes or constant (V = 0, with and without EPS), per-element or
+// scalar gamma/beta as prepare_normalize makes them (m in [2^30, 2^31), a few codes per sigma),
+// 8/16-bit outputs, at 1-3 threads.
+TEST(ElementwiseFast, NormalizationMatchesTheReference) {
+  for (uint32_t seed = 0; seed < 60; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    const bool instance = seed % 4 == 3;
+    test::Case c;
+    const int64_t N = seed % 10 == 0 ? pick(1000, 1030) : pick(1, 200);
+    Shape s = instance ? Shape{pick(1, 2), pick(1, 4), N} : Shape{pick(1, 3), pick(1, 5), N};
+    test::set_input(c, s, rng, true);
+    fx::Range rx = fx::range_of(c.qx.type);
+    const int kind = static_cast<int>(seed % 3);  // 0 spread, 1 packed, 2 constant rows
+    if (kind == 1)
+      for (int64_t i = 0; i < c.x.numel(); ++i) c.x.set_f64(i, static_cast<double>(rx.lo + 100 + pick(0, 6)));
+    if (kind == 2)
+      for (int64_t i = 0; i < c.x.numel(); ++i) c.x.set_f64(i, static_cast<double>(rx.lo + 77));
+    test::set_output(c, rng, true);
+    const int64_t per = instance ? s[1] : (seed % 5 == 1 ? 1 : N);
+    Tensor m(DType::Int64, {per}), n(DType::Int64, {per}), sign(DType::Int64, {per}), beta(DType::Int64, {per});
+    for (int64_t j = 0; j < per; ++j) {
+      m.data<int64_t>()[j] = pick(int64_t{1} << 30, (int64_t{1} << 31) - 1);
+      n.data<int64_t>()[j] = pick(24, 30);
+      sign.data<int64_t>()[j] = pick(0, 1) ? 1 : -1;
+      beta.data<int64_t>()[j] = pick(-(int64_t{60} << 16), int64_t{60} << 16);
+    }
+    const int64_t eps = kind == 2 && seed % 2 ? 0 : pick(0, 5000);
+    std::vector<Tensor> want(1);
+    if (instance) {
+      c.op.params = params::InstanceNorm{{m, n, sign, beta, eps}};
+      c.op.node = test::make_node("InstanceNormalization", {"x"}, {"y"}, cat("in_seed_", seed));
+    } else {
+      c.op.params = params::LayerNorm{{m, n, sign, beta, eps}};
+      c.op.node = test::make_node("LayerNormalization", {"x"}, {"y"}, cat("ln_seed_", seed));
+    }
+    qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1};
+    qref::find_integer_kernel(instance ? "instancenorm" : "layernorm")(rc);
+    for (int threads : {1, 2, 3}) {
+      std::vector<Tensor> got(1);
+      qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
+      const bool ran = instance ? xk::instancenorm_fast(fc) : xk::layernorm_fast(fc);
+      ASSERT_EQ(ran, N <= 1024) << "seed " << seed;
+      if (ran) expect_same(want[0], got[0], cat(instance ? "instancenorm" : "layernorm", " seed=", seed, " ", shape_str(s), " threads=", threads));
+    }
+  }
+}
+
 // The AVX2 and AVX-512 rows of (17) on their own, with coefficients up to 2^54 (an 8-bit operand
 // beside a 16-bit one) and L set so that outputs land inside the code range (a saturated output
 // hides errors): every (operand, output) width and signedness, broadcast rows, zero points.
