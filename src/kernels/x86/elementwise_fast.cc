@@ -36,7 +36,10 @@ bool block_broadcast(const Shape& out, const Shape& b, int64_t* inner, int64_t* 
   for (size_t i = 0; i < b.size(); ++i) {
     if (b[i] == 1 && out[off + i] != 1) continue;
     if (b[i] != out[off + i]) return false;
-    if (b[i] == 1) continue;  // 1 against 1: fits either way
+    if (b[i] == 1) {  // 1 against 1: fits either way, and does not split a run (1x480x1x40)
+      if (first >= 0 && last == static_cast<int64_t>(off + i) - 1) last = static_cast<int64_t>(off + i);
+      continue;
+    }
     if (first < 0) first = static_cast<int64_t>(off + i);
     else if (last != static_cast<int64_t>(off + i) - 1) return false;  // a gap: two runs
     last = static_cast<int64_t>(off + i);
@@ -184,8 +187,9 @@ bool mul_fast(qref::QContext& c) {
   int64_t zy = c.out_q[0].zero_point;
   if (bits(c.in[0]->dtype()) + bits(c.in[1]->dtype()) + 32 > 62 || std::abs(mu.m) >= (int64_t{1} << 31)) {
     // 16 x 16-bit codes: the product (below 2^34) times m needs the reference's own 128-bit
-    // form, which wide layers use (a non-wide one with such operands runs the reference).
-    if (!p.wide) return false;
+    // form, which wide layers use. A non-wide layer's int64 form does not overflow on its codes
+    // (the compiler's bound, §4), so it equals the 128-bit one and the same vector row serves
+    // (OCR rec's Swish x * Sigmoid(x) of two 16-bit operands had run the reference).
     auto fits32 = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
     bool vec = selected_isa() == "avx512vnni" && mu.m > 0 && mu.m < (int64_t{1} << 31) && mu.n >= 1 &&
                fits32(r.lo - zy) && fits32(r.hi - zy) && fits32(zy);
@@ -194,6 +198,7 @@ bool mul_fast(qref::QContext& c) {
       return mul_row_wide_avx512(f, q, py, y_bytes, count, mu.m, mu.n, static_cast<int32_t>(r.lo - zy),
                                  static_cast<int32_t>(r.hi - zy), static_cast<int32_t>(zy));
     });
+    if (!p.wide) return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize(a * b, mu, zy, r); }, row);
     return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize_wide(a * b, mu, zy, r); }, row);
   }
   // A row whose b is one code (a per-channel scale, as SE blocks' x * HardSigmoid(...)): the
