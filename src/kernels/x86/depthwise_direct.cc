@@ -66,18 +66,24 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
         const int32_t* taps = pairs ? pw.depthwise_pair_taps.data() + m * KH * ((KW + 1) / 2) : pw.depthwise_taps.data() + m * geo.ks;
         DepthwiseRowArgs args{rows, taps, KH, KW, sx, dw, OW};
         Y* out = py + nm * geo.out_plane;
+        if (!x16) {
+          // The plane's int32 sums, rows OW apart (a row kernel writes up to OWr columns: into
+          // the next row's place, which that row's kernel then writes), and one RQ (13) pass
+          // over the plane instead of one call per output row.
+          int32_t* sums = task_buffer<int32_t, __LINE__>(static_cast<size_t>((OH - 1) * OW + OWr));
+          for (int64_t oh = 0; oh < OH; ++oh) {
+            for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * PW;
+            (pairs ? pw.depthwise_pairs : pw.depthwise_s32)(args, sums + oh * OW);
+          }
+          requant_store(rq, pw.requant, m, 0, sums, OH * OW, out);
+          return;
+        }
         for (int64_t oh = 0; oh < OH; ++oh, out += OW) {
           for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * PW;
-          if (x16) {
-            int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(OWr));
-            pw.depthwise_s64(args, sum);
-            requant_wide_in_place(rq, pw.requant64, m, rq.bias[m], sum, OW);
-            for (int64_t i = 0; i < OW; ++i) out[i] = static_cast<Y>(sum[i]);
-          } else {
-            int32_t* sum = task_buffer<int32_t, __LINE__>(static_cast<size_t>(OWr));
-            (pairs ? pw.depthwise_pairs : pw.depthwise_s32)(args, sum);
-            requant_store(rq, pw.requant, m, 0, sum, OW, out);
-          }
+          int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(OWr));
+          pw.depthwise_s64(args, sum);
+          requant_wide_in_place(rq, pw.requant64, m, rq.bias[m], sum, OW);
+          for (int64_t i = 0; i < OW; ++i) out[i] = static_cast<Y>(sum[i]);
         }
       });
     });
