@@ -52,8 +52,8 @@ void register_unary_f32(KernelRegistry& r);
 void register_softmax_f32(KernelRegistry& r);
 // LayerNormalization (layernorm_f32.cc).
 void register_layernorm_f32(KernelRegistry& r);
-// Resize / Upsample with copying geometry (resize_f32.cc).
-void register_resize_f32(KernelRegistry& r);
+// Resize / Upsample with copying geometry (resize_copy.cc).
+void register_resize_copy(KernelRegistry& r);
 // BatchNormalization, inference mode (batchnorm_f32.cc).
 void register_batchnorm_f32(KernelRegistry& r);
 // AveragePool (avgpool_f32.cc).

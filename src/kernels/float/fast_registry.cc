@@ -26,7 +26,7 @@ const KernelRegistry& fast_float_kernels() {
       fk::register_unary_f32(k);
       fk::register_softmax_f32(k);
       fk::register_layernorm_f32(k);
-      fk::register_resize_f32(k);
+      fk::register_resize_copy(k);
       fk::register_batchnorm_f32(k);
       fk::register_avgpool_f32(k);
       fk::register_global_avgpool_f32(k);

@@ -533,12 +533,12 @@ TEST(FastFloat, LayerNormGivesTheReferenceBits) {
   }
 }
 
-// Resize / Upsample with nearest (copying) geometry: the reference's bits on 3-D and 4-D inputs
-// with NaNs, up- and downsampling by integer and fractional factors (given as scales or sizes),
+// Resize / Upsample with nearest (copying) geometry: the reference's bits on 3-D and 4-D float
+// inputs with NaNs and on 8/16/32-bit codes, up- and downsampling by integer and fractional factors (given as scales or sizes),
 // every coordinate transformation and nearest mode, at 1-3 threads.
 TEST(FastFloat, NearestResizeGivesTheReferenceBits) {
   KernelRegistry r;
-  fk::register_resize_f32(r);
+  fk::register_resize_copy(r);
   uint32_t base = seed_base(8700);
   const char* coords[] = {"asymmetric", "half_pixel", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"};
   const char* modes[] = {"floor", "round_prefer_floor", "round_prefer_ceil", "ceil"};
@@ -580,6 +580,12 @@ TEST(FastFloat, NearestResizeGivesTheReferenceBits) {
         ins.insert(ins.end(), {nullptr, nullptr, &sz});
       }
     }
+    ASSERT_NO_FATAL_FAILURE(expect_reference_bytes(r, n, ins, seed));
+    // The same geometry on integer codes (a fixed-point program's Resize is a move op on them).
+    const DType code_types[] = {DType::Int8, DType::UInt8, DType::Int16, DType::UInt16, DType::Int32};
+    Tensor codes(code_types[seed % 5], s);
+    for (int64_t i = 0; i < codes.numel(); ++i) codes.set_f64(i, static_cast<double>(pick(-100, 100) + 100 * (seed % 2)));
+    ins[0] = &codes;
     ASSERT_NO_FATAL_FAILURE(expect_reference_bytes(r, n, ins, seed));
   }
 }
