@@ -100,7 +100,30 @@ inline __m512i centered16(const void* src, bool is_signed, int64_t W, int64_t pl
 void depthwise_pair_row_avx512vnni(const void* src, bool is_signed, int64_t W, int64_t pl, int32_t z, int64_t dw,
                                    int64_t PW, int32_t* out) {
   const __m512i vz = _mm512_set1_epi32(z), low = _mm512_set1_epi32(0xFFFF);
-  for (int64_t j = 0; j < PW; j += 16) {
+  int64_t j = 0;
+  // Columns whose 32 codes and the 32 a dilation on lie inside the row: centered in 16-bit
+  // lanes (|c| <= 255), interleaved as pairs by vpunpck{l,h}wd (within 128-bit lanes) and put in
+  // column order by two-source qword permutes.
+  const __m512i z16 = _mm512_set1_epi16(static_cast<int16_t>(z));
+  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  const int8_t* s8 = static_cast<const int8_t*>(src);
+  auto words = [&](int64_t col) {  // c(col .. col + 31) as int16
+    __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s8 + (col - pl)));
+    return _mm512_sub_epi16(is_signed ? _mm512_cvtepi8_epi16(b) : _mm512_cvtepu8_epi16(b), z16);
+  };
+  for (; j < pl; j += 16) {  // the left padding, 16 columns at a time as below
+    __m512i a = centered16(src, is_signed, W, pl, vz, j), b = centered16(src, is_signed, W, pl, vz, j + dw);
+    __m512i pair = _mm512_or_si512(_mm512_and_si512(a, low), _mm512_slli_epi32(b, 16));
+    __mmask16 keep = PW - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (PW - j)) - 1);
+    _mm512_mask_storeu_epi32(out + j, keep, pair);
+  }
+  for (; j + 32 <= PW && j >= pl && j + dw + 32 <= pl + W; j += 32) {
+    const __m512i a = words(j), b = words(j + dw);
+    const __m512i lo = _mm512_unpacklo_epi16(a, b), hi = _mm512_unpackhi_epi16(a, b);
+    _mm512_storeu_si512(out + j, _mm512_permutex2var_epi64(lo, first, hi));
+    _mm512_storeu_si512(out + j + 16, _mm512_permutex2var_epi64(lo, second, hi));
+  }
+  for (; j < PW; j += 16) {
     __m512i a = centered16(src, is_signed, W, pl, vz, j), b = centered16(src, is_signed, W, pl, vz, j + dw);
     __m512i pair = _mm512_or_si512(_mm512_and_si512(a, low), _mm512_slli_epi32(b, 16));
     __mmask16 keep = PW - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (PW - j)) - 1);
