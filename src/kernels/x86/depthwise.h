@@ -20,6 +20,8 @@ struct DepthwiseRowArgs {
   const int32_t* const* rows;  // KH input rows of the padded plane
   const int32_t* w;            // KH x KW taps
   int64_t KH, KW, sx, dw, OW;
+  int64_t pair_step = 0;  // _pairs: row elements from one tap pair to the next (2 dw, or 1 on a
+                          // plane of even-column pairs, where sx is then 1)
 };
 using DepthwiseRowS32Fn = void (*)(const DepthwiseRowArgs& a, int32_t* out);
 using DepthwiseRowS64Fn = void (*)(const DepthwiseRowArgs& a, int64_t* out);
@@ -38,6 +40,10 @@ void depthwise_row_pairs_avx512vnni(const DepthwiseRowArgs& a, int32_t* out);
 // j < PW, where c(j) = src[j - pl] - z inside the row and 0 outside (padding adds nothing).
 void depthwise_pair_row_avx512vnni(const void* src, bool is_signed, int64_t W, int64_t pl, int32_t z, int64_t dw,
                                    int64_t PW, int32_t* out);
+// The _pairs plane row of a stride-2, dilation-1 conv, which reads only even-column pairs
+// (AVX-512 F + BW): out[i] = (c(2i), c(2i + 1)) for i < RS, c as above.
+void depthwise_half_row_avx512vnni(const void* src, bool is_signed, int64_t W, int64_t pl, int32_t z, int64_t RS,
+                                   int32_t* out);
 // Per channel of rows x KH x KW taps: the KH x ceil(KW / 2) tap pairs of the _pairs kernel.
 void depthwise_pair_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* pairs);
 

@@ -45,7 +45,7 @@ void depthwise_row_s32_avx512(const DepthwiseRowArgs& a, int32_t* out) {
 }
 
 void depthwise_row_pairs_avx512vnni(const DepthwiseRowArgs& a, int32_t* out) {
-  const int64_t KP = (a.KW + 1) / 2, step = 2 * a.dw;
+  const int64_t KP = (a.KW + 1) / 2, step = a.pair_step > 0 ? a.pair_step : 2 * a.dw;
   int64_t ow = 0;
   // Four vectors of columns at a time: four independent vpdpwssd chains (its latency is several
   // cycles; one chain per row would wait on it).
@@ -128,6 +128,21 @@ void depthwise_pair_row_avx512vnni(const void* src, bool is_signed, int64_t W, i
     __m512i pair = _mm512_or_si512(_mm512_and_si512(a, low), _mm512_slli_epi32(b, 16));
     __mmask16 keep = PW - j >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (PW - j)) - 1);
     _mm512_mask_storeu_epi32(out + j, keep, pair);
+  }
+}
+
+void depthwise_half_row_avx512vnni(const void* src, bool is_signed, int64_t W, int64_t pl, int32_t z, int64_t RS,
+                                   int32_t* out) {
+  const __m512i z16 = _mm512_set1_epi16(static_cast<int16_t>(z));
+  const int8_t* s8 = static_cast<const int8_t*>(src);
+  for (int64_t i = 0; i < RS; i += 16) {
+    const int64_t j0 = 2 * i, lo = std::max<int64_t>(0, pl - j0), hi = std::min<int64_t>(32, pl + W - j0);
+    const __mmask32 in = hi <= lo ? 0 : static_cast<__mmask32>((hi - lo == 32 ? ~0u : ((1u << (hi - lo)) - 1)) << lo);
+    // A masked load reads (and may fault on) no masked-out byte; columns outside the row are 0.
+    const __m256i b = _mm512_castsi512_si256(_mm512_maskz_loadu_epi8(in, s8 + (j0 - pl)));
+    const __m512i c = _mm512_maskz_sub_epi16(in, is_signed ? _mm512_cvtepi8_epi16(b) : _mm512_cvtepu8_epi16(b), z16);
+    const __mmask16 keep = RS - i >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << (RS - i)) - 1);
+    _mm512_mask_storeu_epi32(out + i, keep, c);  // dword i = (c(2i), c(2i + 1)), low word first
   }
 }
 

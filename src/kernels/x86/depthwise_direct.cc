@@ -34,6 +34,12 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
   const int64_t PH = (OH - 1) * sy + (KH - 1) * dh + 1, PW = (OWr - 1) * sx + (KW - 1) * dw + 2;
   const int64_t pt = w.pad_begin[1], pl = w.pad_begin[2], zx = c.in_q[0].zero_point;
   const bool pairs = !x16 && pw.depthwise_pairs && wt.rank() == 4;
+  // Stride 2, dilation 1: every pair a tap reads starts on an even column, (c(2i), c(2i + 1)),
+  // which is the row's centered codes as consecutive int16 values. The plane then holds only
+  // those pairs (RS = half a row's columns), and the row kernel reads them with stride 1 and
+  // one pair per tap pair: no strided gathers, half the plane to build.
+  const bool halves = pairs && sx == 2 && dw == 1;
+  const int64_t KP = (KW + 1) / 2, RS = halves ? OWr + KP + 1 : PW;
   qref::ChannelRequant rq(c);
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
   qref::visit_int(x.dtype(), [&](auto xtag) {
@@ -45,12 +51,16 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
       parallel_for(geo.N * geo.M, c.threads, [&](int64_t nm) {
         int64_t m = nm % geo.M;
         const X* xp = px + nm * geo.in_plane;
-        int32_t* plane = task_buffer<int32_t, __LINE__>(static_cast<size_t>(PH * PW));
+        int32_t* plane = task_buffer<int32_t, __LINE__>(static_cast<size_t>(PH * RS));
         for (int64_t r = 0; r < PH; ++r) {
-          int32_t* row = plane + r * PW;
+          int32_t* row = plane + r * RS;
           int64_t ih = r - pt, lo = std::clamp<int64_t>(pl, 0, PW), hi = std::clamp<int64_t>(pl + W, lo, PW);
           if (ih < 0 || ih >= H) {
-            std::fill(row, row + PW, 0);
+            std::fill(row, row + RS, 0);
+            continue;
+          }
+          if (halves) {
+            depthwise_half_row_avx512vnni(xp + ih * W, std::is_signed_v<X>, W, pl, static_cast<int32_t>(zx), RS, row);
             continue;
           }
           if (pairs) {
@@ -63,8 +73,8 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
           std::fill(row + hi, row + PW, 0);
         }
         const int32_t* rows[256];
-        const int32_t* taps = pairs ? pw.depthwise_pair_taps.data() + m * KH * ((KW + 1) / 2) : pw.depthwise_taps.data() + m * geo.ks;
-        DepthwiseRowArgs args{rows, taps, KH, KW, sx, dw, OW};
+        const int32_t* taps = pairs ? pw.depthwise_pair_taps.data() + m * KH * KP : pw.depthwise_taps.data() + m * geo.ks;
+        DepthwiseRowArgs args{rows, taps, KH, KW, halves ? 1 : sx, dw, OW, halves ? 1 : 2 * dw};
         Y* out = py + nm * geo.out_plane;
         if (!x16) {
           // The plane's int32 sums, rows OW apart (a row kernel writes up to OWr columns: into
@@ -72,14 +82,14 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
           // over the plane instead of one call per output row.
           int32_t* sums = task_buffer<int32_t, __LINE__>(static_cast<size_t>((OH - 1) * OW + OWr));
           for (int64_t oh = 0; oh < OH; ++oh) {
-            for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * PW;
+            for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * RS;
             (pairs ? pw.depthwise_pairs : pw.depthwise_s32)(args, sums + oh * OW);
           }
           requant_store(rq, pw.requant, m, 0, sums, OH * OW, out);
           return;
         }
         for (int64_t oh = 0; oh < OH; ++oh, out += OW) {
-          for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * PW;
+          for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * RS;
           int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(OWr));
           pw.depthwise_s64(args, sum);
           requant_wide_in_place(rq, pw.requant64, m, rq.bias[m], sum, OW);

@@ -265,6 +265,39 @@ TEST(GemmS16, EveryIsaRunsBothGemmsOnEightBitLayers) {
   }
 }
 
+// A 2-D 8-bit depthwise conv of column stride 2 and dilation 1 (the VNNI row kernel's plane of
+// even-column pairs), with every output one unit per unit of sum (m 2^-n = 1, int16 output
+// codes, small biases): a pair off by one input code changes an output code.
+Case stride_two_depthwise(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  test::ConvSpec spec;
+  spec.group = pick(1, 4);
+  spec.x = {pick(1, 2), spec.group};
+  spec.M = spec.group;
+  spec.kernel = {pick(1, 5), pick(1, 6)};
+  spec.strides = {pick(1, 2), 2};
+  spec.dilations = {pick(1, 2), 1};
+  spec.pads = {pick(0, 2), pick(0, 3), pick(0, 2), pick(0, 3)};
+  spec.x.push_back(pick(1, 6) + (spec.kernel[0] - 1) * spec.dilations[0]);
+  spec.x.push_back(pick(8, 90) * 2 + spec.kernel[1] - 1 + pick(0, 1));
+  Case c = test::make_conv_case(spec, cat("stride2_depthwise_seed_", seed), rng, 127, false);
+  auto& p = c.op.as<params::Conv>();
+  p.wide = false;
+  for (int64_t m = 0; m < spec.M; ++m) {
+    p.bias.data<int64_t>()[m] = pick(-1000, 1000);
+    p.mult.data<int64_t>()[m] = int64_t{1} << 14;
+    p.shift.data<int64_t>()[m] = 14;
+  }
+  c.qy.type = DType::Int16;
+  c.qy.zero_point = 0;
+  p.lo = -32768;
+  p.hi = 32767;
+  return c;
+}
+
+TEST(GemmS16, StrideTwoDepthwiseMatchesReferenceOnEvenColumnPairs) { check_every_isa(stride_two_depthwise, 22000, 40); }
+
 TEST(GemmS16, WideRowsMatchReferenceThroughTheVectorIm2col) {
   check_every_isa(random_wide_conv, 20000, 60);
   check_every_isa(random_wide_depthwise, 21000, 60);
