@@ -381,6 +381,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     if (isa == "avx512vnni" && w.rank() == 4) {  // [M, 1, KH, KW]
       int64_t KH = w.dim(2), KW = w.dim(3);
       pw->depthwise_pairs = depthwise_row_pairs_avx512vnni;
+      pw->depthwise_pairs2 = depthwise_two_rows_pairs_avx512vnni;
       pw->depthwise_pair_taps.resize(static_cast<size_t>(pw->rows * KH * ((KW + 1) / 2)));
       depthwise_pair_taps(pw->depthwise_taps.data(), pw->rows, KH, KW, pw->depthwise_pair_taps.data());
     }

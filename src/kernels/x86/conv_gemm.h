@@ -62,6 +62,7 @@ struct PackedWeights {
   std::vector<int32_t> depthwise_taps;       // depthwise: rows x K taps as int32 (the row kernels' operand)
   DepthwiseRowS32Fn depthwise_pairs = nullptr;  // the _s32 rows two taps at a time (VNNI), on:
   std::vector<int32_t> depthwise_pair_taps;     // rows x KH x ceil(KW / 2) tap pairs (depthwise.h)
+  DepthwiseTwoRowsFn depthwise_pairs2 = nullptr;  // the _pairs rows, two output rows a call
   RequantRow64Fn requant64 = nullptr;          // the ISA's vector (13) of int64 sums, if it has one
   const char* kernel_name() const { return pairs ? pairs->name : u8 ? u8->name : s16->name; }
 };

@@ -35,6 +35,11 @@ void depthwise_row_s64_avx512(const DepthwiseRowArgs& a, int64_t* out);
 // w[2p + 1]) (0 past KW) as int16 halves (depthwise_pair_taps). Rows readable
 // as far as depthwise_row_s32_avx512's.
 void depthwise_row_pairs_avx512vnni(const DepthwiseRowArgs& a, int32_t* out);
+// The _pairs row for two output rows at once: a.rows and rows1 their KH input rows, out0 and
+// out1 their sums (each written as far as the one-row kernel writes its row).
+using DepthwiseTwoRowsFn = void (*)(const DepthwiseRowArgs& a, const int32_t* const* rows1, int32_t* out0, int32_t* out1);
+void depthwise_two_rows_pairs_avx512vnni(const DepthwiseRowArgs& a, const int32_t* const* rows1, int32_t* out0,
+                                         int32_t* out1);
 // One row of the _pairs kernel's plane from a row of W 8-bit codes (is_signed: int8, else
 // uint8) placed at column pl of a zero row (AVX-512 F + BW): out[j] = (c(j), c(j + dw)) for
 // j < PW, where c(j) = src[j - pl] - z inside the row and 0 outside (padding adds nothing).

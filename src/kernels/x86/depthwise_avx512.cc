@@ -77,6 +77,53 @@ void depthwise_row_pairs_avx512vnni(const DepthwiseRowArgs& a, int32_t* out) {
   }
 }
 
+// depthwise_row_pairs_avx512vnni for two output rows at once: eight accumulator chains in the
+// 64-column blocks and two in the last columns, where one row had four and one (vpdpwssd's
+// latency, not its throughput, had bounded them).
+void depthwise_two_rows_pairs_avx512vnni(const DepthwiseRowArgs& a, const int32_t* const* rows1, int32_t* out0,
+                                         int32_t* out1) {
+  const int64_t KP = (a.KW + 1) / 2, step = a.pair_step > 0 ? a.pair_step : 2 * a.dw, sx = a.sx;
+  int64_t ow = 0;
+  for (; ow + 64 <= a.OW; ow += 64) {
+    __m512i p0 = _mm512_setzero_si512(), p1 = p0, p2 = p0, p3 = p0, q0 = p0, q1 = p0, q2 = p0, q3 = p0;
+    for (int64_t kh = 0; kh < a.KH; ++kh) {
+      const int32_t *r0 = a.rows[kh] + ow * sx, *r1 = rows1[kh] + ow * sx;
+      for (int64_t kp = 0; kp < KP; ++kp, r0 += step, r1 += step) {
+        const __m512i w = _mm512_set1_epi32(a.w[kh * KP + kp]);
+        p0 = _mm512_dpwssd_epi32(p0, load_strided(r0, sx), w);
+        p1 = _mm512_dpwssd_epi32(p1, load_strided(r0 + 16 * sx, sx), w);
+        p2 = _mm512_dpwssd_epi32(p2, load_strided(r0 + 32 * sx, sx), w);
+        p3 = _mm512_dpwssd_epi32(p3, load_strided(r0 + 48 * sx, sx), w);
+        q0 = _mm512_dpwssd_epi32(q0, load_strided(r1, sx), w);
+        q1 = _mm512_dpwssd_epi32(q1, load_strided(r1 + 16 * sx, sx), w);
+        q2 = _mm512_dpwssd_epi32(q2, load_strided(r1 + 32 * sx, sx), w);
+        q3 = _mm512_dpwssd_epi32(q3, load_strided(r1 + 48 * sx, sx), w);
+      }
+    }
+    _mm512_storeu_si512(out0 + ow, p0);
+    _mm512_storeu_si512(out0 + ow + 16, p1);
+    _mm512_storeu_si512(out0 + ow + 32, p2);
+    _mm512_storeu_si512(out0 + ow + 48, p3);
+    _mm512_storeu_si512(out1 + ow, q0);
+    _mm512_storeu_si512(out1 + ow + 16, q1);
+    _mm512_storeu_si512(out1 + ow + 32, q2);
+    _mm512_storeu_si512(out1 + ow + 48, q3);
+  }
+  for (; ow < a.OW; ow += 16) {
+    __m512i p = _mm512_setzero_si512(), q = p;
+    for (int64_t kh = 0; kh < a.KH; ++kh) {
+      const int32_t *r0 = a.rows[kh] + ow * sx, *r1 = rows1[kh] + ow * sx;
+      for (int64_t kp = 0; kp < KP; ++kp, r0 += step, r1 += step) {
+        const __m512i w = _mm512_set1_epi32(a.w[kh * KP + kp]);
+        p = _mm512_dpwssd_epi32(p, load_strided(r0, sx), w);
+        q = _mm512_dpwssd_epi32(q, load_strided(r1, sx), w);
+      }
+    }
+    _mm512_storeu_si512(out0 + ow, p);
+    _mm512_storeu_si512(out1 + ow, q);
+  }
+}
+
 namespace {
 
 // c(j0 + k) for k < 16: the centered codes of columns j0 .. j0 + 15, 0 outside [pl, pl + W).

@@ -77,15 +77,28 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
         DepthwiseRowArgs args{rows, taps, KH, KW, halves ? 1 : sx, dw, OW, halves ? 1 : 2 * dw};
         Y* out = py + nm * geo.out_plane;
         if (!x16) {
-          // The plane's int32 sums, rows OW apart (a row kernel writes up to OWr columns: into
-          // the next row's place, which that row's kernel then writes), and one RQ (13) pass
-          // over the plane instead of one call per output row.
-          int32_t* sums = task_buffer<int32_t, __LINE__>(static_cast<size_t>((OH - 1) * OW + OWr));
-          for (int64_t oh = 0; oh < OH; ++oh) {
-            for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * RS;
-            (pairs ? pw.depthwise_pairs : pw.depthwise_s32)(args, sums + oh * OW);
+          // The plane's int32 sums, rows OWr apart (as far as a row kernel writes), two output
+          // rows a call where the ISA has the two-row kernel, and one RQ (13) pass over the
+          // plane where the rows are contiguous (OW a multiple of 16), else one per row.
+          int32_t* sums = task_buffer<int32_t, __LINE__>(static_cast<size_t>(OH * OWr));
+          const int32_t* rows1[256];
+          int64_t oh = 0;
+          for (; pairs && pw.depthwise_pairs2 && oh + 1 < OH; oh += 2) {
+            for (int64_t kh = 0; kh < KH; ++kh) {
+              rows[kh] = plane + (oh * sy + kh * dh) * RS;
+              rows1[kh] = plane + ((oh + 1) * sy + kh * dh) * RS;
+            }
+            pw.depthwise_pairs2(args, rows1, sums + oh * OWr, sums + (oh + 1) * OWr);
           }
-          requant_store(rq, pw.requant, m, 0, sums, OH * OW, out);
+          for (; oh < OH; ++oh) {
+            for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * RS;
+            (pairs ? pw.depthwise_pairs : pw.depthwise_s32)(args, sums + oh * OWr);
+          }
+          if (OW == OWr) {
+            requant_store(rq, pw.requant, m, 0, sums, OH * OW, out);
+          } else {
+            for (oh = 0; oh < OH; ++oh) requant_store(rq, pw.requant, m, 0, sums + oh * OWr, OW, out + oh * OW);
+          }
           return;
         }
         for (int64_t oh = 0; oh < OH; ++oh, out += OW) {
