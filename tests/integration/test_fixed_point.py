@@ -77,6 +77,49 @@ def test_every_kernel_isa_gives_the_reference_bits(models, tmp_path, bits):
     assert "scalar" in ran
 
 
+WHOLE_PROGRAMS = [("resnet18", "8"), ("resnet18", "16"), ("ocr_rec", "8"), ("ocr_rec", "16"), ("ocr_det", "8"),
+                  ("ocr_det", "16"), ("zero_dce", "8"), ("zero_dce", "16")]
+
+
+@pytest.mark.parametrize("name,bits", WHOLE_PROGRAMS, ids=[f"{n}-int{b}" for n, b in WHOLE_PROGRAMS])
+def test_whole_programs_give_the_reference_bytes_on_every_isa_and_thread_count(models, zero_dce, tmp_path, name, bits):
+    """Issue 12: ResNet-18, the OCR recognizer and detector and Zero-DCE, compiled at 8 and 16
+    bits, give the same output bytes (codes and dequantized values) with the optimized kernels of
+    every ISA this CPU has at 1, 2 and 3 threads as with FIXPOINT_ISA=reference."""
+    from conftest import OCR_ASSETS, OCR_MODELS
+    if name == "resnet18":
+        model, inp = os.path.join(models, "resnet18.onnx"), "input"
+        x = np.load(os.path.join(models, "resnet18_input.npy"))[:1]
+    elif name == "zero_dce":
+        model, inp = zero_dce / "zero_dce.onnx", "image"
+        x = np.load(zero_dce / "zero_dce_eval.npy")[:1]
+    else:
+        key = name[4:]
+        model, inp = os.path.join(OCR_ASSETS, OCR_MODELS[key]), "x"
+        x = np.load(os.path.join(models, f"ocr_{key}_input.npy"))
+        if key == "det":
+            x = np.ascontiguousarray(x[:, :, 160:416, 160:416])  # 256 x 256: the reference kernels are slow
+    np.save(tmp_path / "x.npy", x)
+    prog = tmp_path / "prog"
+    run_cli("compile", model, "-o", prog, "-q", "--bits", bits, "--calib", f"{inp}={tmp_path}/x.npy")
+    feed = ["--input", f"{inp}={tmp_path}/x.npy", "-q", "--raw"]
+    run_cli("run", prog, *feed, "-o", tmp_path / "ref", env={"FIXPOINT_ISA": "reference"})
+    want = {f: (tmp_path / "ref" / f).read_bytes() for f in os.listdir(tmp_path / "ref") if f.endswith(".npy")}
+    assert want
+    ran = set()
+    for isa in ["scalar", "avx2", "avx512vnni"]:
+        for threads in ["1", "2", "3"]:
+            out = tmp_path / f"{isa}_{threads}"
+            p = run_cli("run", prog, *feed, "-o", out, "--threads", threads, check=False, env={"FIXPOINT_ISA": isa})
+            if p.returncode != 0:
+                assert "that this CPU supports" in p.stderr, p.stderr
+                continue
+            ran.add(isa)
+            for f, b in want.items():
+                assert (out / f).read_bytes() == b, f"{name} int{bits}: {f} with FIXPOINT_ISA={isa} --threads {threads}"
+    assert "scalar" in ran
+
+
 def test_inputs_on_an_8_bit_grid_are_quantized_losslessly(models, tmp_path):
     """docs/arithmetic.md (7a): calibration images that are 8-bit pixels / 255 give the input
     scale 1/255 exactly (so the codes are the pixels); off-grid data gets the calibrated scale."""
