@@ -39,9 +39,9 @@ inline void requant_store(const qref::ChannelRequant& rq, const RequantFns& vec,
   auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
   constexpr int64_t k62 = int64_t{1} << 62;
   if (rq.wide && count > 0 && (!fits(b) || mu.m == 0) && b > -k62 - (int64_t{1} << 32) && b < k62 + (int64_t{1} << 32)) {
-    // A channel the vector paths cannot take may be one RQ maps to one code whatever its int32
-    // sums (a dead channel, whose bias code saturated to +-2^62, or m = 0): RQ is monotone in a
-    // (requantize_wide's 128-bit product and RSH), so equal codes at b + INT32_MIN and
+    // A channel the vector paths cannot take (bias code beyond int32, or m = 0) may be dead: one
+    // code whatever its int32 sums (a bias code saturated to +-2^62, or m = 0). RQ is monotone
+    // in a (requantize_wide's 128-bit product and RSH), so equal codes at b + INT32_MIN and
     // b + INT32_MAX are the code of every sum. On the OCR recognizer, ~20,000 outputs a run had
     // taken the 128-bit scalar RQ.
     const int64_t c0 = rq(b + INT32_MIN, ch);
