@@ -16,7 +16,7 @@ LAYERS = ["fixedpoint", "ir", "reference", "float_kernels", "import", "passes", 
           "runtime", "debug"]
 
 HEADERS = {
-    "fixedpoint": ["error.h", "dtype.h", "fixedpoint.h", "parallel.h", "task_buffer.h", "cpu_isa.h"],
+    "fixedpoint": ["error.h", "dtype.h", "fixedpoint.h", "parallel.h", "task_buffer.h", "cpu_isa.h", "table_curve.h"],
     "ir": ["tensor.h", "buffer_pool.h", "ir.h", "graph_match.h", "inspect.h", "npy.h", "conv_layout.h"],
     "reference": ["runtime.h"],
     "float_kernels": ["float_kernels.h"],

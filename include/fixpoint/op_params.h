@@ -222,13 +222,17 @@ struct InstanceNorm : Normalize {
 };
 
 // Unary function by table (20): table[q - in_lo] is the output code of input code q.
+// (20a): `curve` (float32 [7], fx::TableCurve, or empty) gives the same codes as the table for
+// every input code outside the curve's margin, checked when compiled and when loaded.
 struct Table {
   static constexpr const char* kKind = "lut";
   Tensor table;  // the output's code type, one entry per input code
   int64_t in_lo = 0;
+  Tensor curve = Tensor(DType::Float32, {0});
   template <class V> void fields(V& v) {
     v("table", table);
     v("in_lo", in_lo);
+    v("curve", curve);
   }
 };
 

@@ -57,8 +57,8 @@ struct Program {
   // 3: 8-bit weights stored as int8; means (reduce, avgpool) carry M = s_x / s_y and divide by
   // the count exactly (31);
   // 2: typed op params (op_params.h) with a validated schema; 1: string-keyed ints/consts.
-  // 4: encodings carry onnx_rounding ((5b), QDQ imports);
-  static constexpr int kFormatVersion = 4;
+  // 4: encodings carry onnx_rounding ((5b), QDQ imports); 5: tables carry a curve (20a).
+  static constexpr int kFormatVersion = 5;
   std::string source_model;
   std::string scale_mode = "float";  // or "pow2"
   std::string rounding = "half_up";  // docs/arithmetic.md (2)

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "fixpoint/fixedpoint.h"
+#include "fixpoint/table_curve.h"
 
 namespace fixpoint::schema {
 namespace {
@@ -217,6 +218,14 @@ class Check {
          cat("dtype ", dtype_name(t.table.dtype()), ", expected ", dtype_name(y.type)));
     tensor(t.table, t.table.dtype(), xr.hi - xr.lo + 1, "table", yr.lo, yr.hi);
     range(t.in_lo, xr.lo, xr.lo, "in_lo");
+    if (t.curve.numel() == 0) return;
+    tensor(t.curve, DType::Float32, fx::TableCurve::kSize, "curve");
+    // (20a): the fast kernels trust a curve for every code away from a rounding boundary.
+    fx::TableCurve c = fx::TableCurve::from_values(t.curve.data<float>(), yr);
+    int64_t n = t.table.numel(), bad = fx::first_curve_mismatch(c, xr.lo, n, [&](int64_t i) {
+      return static_cast<int64_t>(t.table.get_f64(i));
+    });
+    that(bad == xr.lo + n, "curve", cat("gives input code ", bad, " another output code than the table"));
   }
   void operator()(const params::ResizeLinear& r) const {
     inputs_coded(1);

@@ -157,6 +157,9 @@ TEST(ParamsSchema, CorruptedFieldOfEachKindIsOneLineNamingOpAndField) {
       {"instancenorm", "eps_fx", [](QOp& o) { o.as<params::InstanceNorm>().eps_fx = -1; }},
       {"lut", "table", [](QOp& o) { o.as<params::Table>().table = Tensor(o.as<params::Table>().table.dtype(), {3}); }},
       {"lut", "in_lo", [](QOp& o) { o.as<params::Table>().in_lo = 17; }},
+      {"lut", "curve", [](QOp& o) { o.as<params::Table>().curve = Tensor(DType::Float32, {3}); }},
+      // (20a) a curve of the right size that gives other codes than the table: v = 0.3 everywhere
+      {"lut", "curve", [](QOp& o) { o.as<params::Table>().curve = Tensor::from_f32({0, 0, 0, 0, 0.3f}, {5}); }},
       {"resize_linear", "hi", [](QOp& o) { o.as<params::ResizeLinear>().hi = 99999; }},
   };
   std::string dir = temp_dir("corrupt");

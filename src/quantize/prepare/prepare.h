@@ -38,4 +38,10 @@ bool prepare_lut(CompileContext& cx, QOp& op);           // table.cc: one-input 
 // input is) and M = s_x / s_y as *mu; false when the input has no codes or M is out of range.
 bool prepare_sum_encoding(CompileContext& cx, QOp& op, QParams* qy, fx::Multiplier* mu);
 
+// (20a): the curve (fx::TableCurve as params::Table::curve) of node n's table when n is a
+// HardSwish or HardSigmoid followed by h -> a1 h + a0, if it gives the table's code for every
+// input code away from a rounding boundary; else an empty tensor.
+Tensor table_curve(const Node& n, double a1, double a0, const QParams& qx, const QParams& qy, const Tensor& table,
+                   int64_t in_lo);
+
 }  // namespace fixpoint

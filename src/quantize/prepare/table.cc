@@ -5,6 +5,7 @@
 
 #include "fixpoint/graph_match.h"
 #include "fixpoint/runtime.h"
+#include "fixpoint/table_curve.h"
 #include "quantize/activation_fusion.h"
 #include "quantize/sign_analysis.h"
 
@@ -16,7 +17,21 @@ namespace {
 // of its function (TAB[q] = R(f'(x) / s_y) + z_y with f' = c ∘ f), one rounding instead of one
 // per op, e.g. PP-LCNet's learnable affine 0.70 * HardSwish(x) + 0.24. Evaluated by the float
 // kernels of the absorbed nodes on the table's float values.
-bool absorb_scalar_ops(CompileContext& cx, QOp& op, std::string* out, Tensor* fy) {
+// `h` follows the absorbed ops as h -> a1 h + a0 while they stay affine in h (not c / h).
+struct Affine {
+  double a1 = 1, a0 = 0;
+  bool ok = true;
+  void apply(const std::string& op, double k, bool k_first) {
+    if (op == "Add") a0 += k;
+    if (op == "Sub" && !k_first) a0 -= k;
+    if (op == "Sub" && k_first) a1 = -a1, a0 = k - a0;
+    if (op == "Mul") a1 *= k, a0 *= k;
+    if (op == "Div" && !k_first) a1 /= k, a0 /= k;
+    if (op == "Div" && k_first) ok = false;
+  }
+};
+
+bool absorb_scalar_ops(CompileContext& cx, QOp& op, std::string* out, Tensor* fy, Affine* h) {
   bool any = false;
   while (!cx.g.is_graph_output(*out)) {
     const Node* c = match::single_consumer(cx.g, *out);
@@ -31,6 +46,7 @@ bool absorb_scalar_ops(CompileContext& cx, QOp& op, std::string* out, Tensor* fy
     ins[1 - other] = fy;
     ins[other] = k;
     *fy = run_node(cn, ins).at(0);
+    h->apply(c->op_type, k->get_f64(0), other == 0);
     cx.consumed.insert(c->name);
     op.fused.push_back(c->name);
     *out = c->outputs[0];
@@ -41,6 +57,31 @@ bool absorb_scalar_ops(CompileContext& cx, QOp& op, std::string* out, Tensor* fy
 }
 
 }  // namespace
+
+Tensor table_curve(const Node& n, double a1, double a0, const QParams& qx, const QParams& qy, const Tensor& table,
+                   int64_t in_lo) {
+  Tensor none(DType::Float32, {0});
+  if (!n.domain.empty() || (n.op_type != "HardSwish" && n.op_type != "HardSigmoid")) return none;
+  bool swish = n.op_type == "HardSwish";
+  double alpha = swish ? 1.0 / 6.0 : n.attr_float("alpha", 0.2f), beta = swish ? 0.5 : n.attr_float("beta", 0.5f);
+  double sx = qx.scale, zx = static_cast<double>(qx.zero_point), ua = sx * a1 / qy.scale;
+  fx::Range ry = fx::range_of(qy.type);
+  auto f = [](double v) { return static_cast<float>(v); };
+  fx::TableCurve c{f(sx * alpha),
+                   f(beta - alpha * sx * zx),
+                   swish ? f(ua) : 0.0f,
+                   swish ? f(-zx * ua) : f(a1 / qy.scale),
+                   f(a0 / qy.scale + static_cast<double>(qy.zero_point)),
+                   f(static_cast<double>(ry.lo)),
+                   f(static_cast<double>(ry.hi))};
+  int64_t size = table.numel();
+  if (fx::first_curve_mismatch(c, in_lo, size, [&](int64_t i) { return static_cast<int64_t>(table.get_f64(i)); }) !=
+      in_lo + size)
+    return none;
+  Tensor t(DType::Float32, {fx::TableCurve::kSize});
+  c.to_values(t.data<float>());
+  return t;
+}
 
 // (20): a table over every input code.
 bool prepare_lut(CompileContext& cx, QOp& op) {
@@ -60,7 +101,8 @@ bool prepare_lut(CompileContext& cx, QOp& op) {
     ins.push_back(n.inputs[i].empty() ? nullptr : &cx.g.initializers.at(n.inputs[i]));
   Tensor fy = run_node(fnode, ins).at(0);
   std::string out = n.outputs[0];
-  bool composed = absorb_scalar_ops(cx, op, &out, &fy);
+  Affine h;
+  bool composed = absorb_scalar_ops(cx, op, &out, &fy, &h);
   if (!composed && kNonNegativeOps.count(n.op_type)) cx.nonneg.insert(out);
   double lo, hi;
   if (!composed && (n.op_type == "Clip") && match::clip_bounds(cx.g, n, &lo, &hi) && lo >= 0) cx.nonneg.insert(out);
@@ -72,7 +114,7 @@ bool prepare_lut(CompileContext& cx, QOp& op) {
   Tensor table(qy.type, {x.numel()});  // output codes: 64 KB for a 16-bit input and 8-bit output
   for (int64_t i = 0; i < x.numel(); ++i)
     table.set_f64(i, static_cast<double>(fx::quantize(fy.get_f64(i), qy.scale, qy.zero_point, ry)));
-  op.params = params::Table{table, rx.lo};
+  op.params = params::Table{table, rx.lo, h.ok ? table_curve(n, h.a1, h.a0, qx, qy, table, rx.lo) : Tensor(DType::Float32, {0})};
   op.node.inputs.resize(1);
   return true;
 }

@@ -6,10 +6,12 @@
 #include <random>
 
 #include "fixpoint/cpu_isa.h"
+#include "fixpoint/table_curve.h"
 #include "kernels/x86/addsub_row.h"
 #include "kernels/x86/elementwise_fast.h"
 #include "kernels/x86/requant.h"
 #include "integer_layer_cases.h"
+#include "quantize/prepare/prepare.h"
 
 namespace fixpoint {
 namespace {
@@ -152,6 +154,65 @@ TEST(ElementwiseFast, TableLookupMatchesTheReference) {
     ASSERT_TRUE(xk::lut_fast(fc));
     expect_same(want[0], got[0], cat("lut seed=", seed));
   }
+}
+
+// (20a) HardSwish / HardSigmoid tables of 16-bit codes into 8-bit codes, built as the compiler
+// builds them (the float kernel on every dequantized code, then absorbed a1 h + a0, then (5)):
+// the compiler's curve exists for nearly all of them, and the fast kernel (the curve, the table
+// near rounding boundaries) gives the reference's codes for every input code, at 1-3 threads.
+TEST(ElementwiseFast, TableCurveGivesTheTableCodes) {
+  int with_curve = 0, near_codes = 0;
+  const int kSeeds = 30;
+  for (uint32_t seed = 0; seed < kSeeds; ++seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(0, 1);
+    bool swish = seed % 3 != 0;
+    float alpha = swish ? 1.0f / 6 : static_cast<float>(0.1 + 0.2 * u(rng)), beta = swish ? 0.5f : 0.5f;
+    double a1 = seed % 2 ? 1.0 : 0.5 + 1.5 * u(rng), a0 = seed % 2 ? 0.0 : u(rng) - 0.5;
+    test::Case c;
+    c.qx = {DType::Int16, 4.0 * std::pow(10.0, u(rng)) / 32768,  // x in +-4 .. +-40
+             static_cast<int64_t>(rng() % 4001) - 2000};
+    c.qy = {seed % 4 ? DType::UInt8 : DType::Int8, (6 + 30 * u(rng)) * a1 / 255, 0};
+    c.qy.zero_point = c.qy.type == DType::UInt8 ? static_cast<int64_t>(rng() % 60) : static_cast<int64_t>(rng() % 60) - 100;
+    fx::Range rx = fx::range_of(c.qx.type), ry = fx::range_of(c.qy.type);
+    Tensor tab(c.qy.type, {rx.hi - rx.lo + 1});
+    for (int64_t q = rx.lo; q <= rx.hi; ++q) {
+      float x = fx::dequantize(q, c.qx.scale, c.qx.zero_point);
+      float h = std::max(0.0f, std::min(1.0f, x * alpha + beta));
+      float y = static_cast<float>(a1) * (swish ? x * h : h) + static_cast<float>(a0);
+      tab.set_f64(q - rx.lo, static_cast<double>(fx::quantize(y, c.qy.scale, c.qy.zero_point, ry)));
+    }
+    c.op.node = test::make_node(swish ? "HardSwish" : "HardSigmoid", {"x"}, {"y"}, cat("curve_seed_", seed),
+                                {{"alpha", test::float_attr(alpha)}, {"beta", test::float_attr(beta)}});
+    Tensor curve = table_curve(c.op.node, a1, a0, c.qx, c.qy, tab, rx.lo);
+    if (curve.numel() == 0) continue;
+    ++with_curve;
+    fx::TableCurve tc = fx::TableCurve::from_values(curve.data<float>(), ry);
+    for (int64_t q = rx.lo; q <= rx.hi; ++q) {
+      bool near;
+      fx::curve_code(tc, q, &near);
+      near_codes += near;
+    }
+    c.op.params = params::Table{tab, rx.lo, curve};
+    // Every code once, shuffled, then random codes; 65536 + 777 (a tail after the vectors).
+    std::vector<int64_t> codes;
+    for (int64_t q = rx.lo; q <= rx.hi; ++q) codes.push_back(q);
+    std::shuffle(codes.begin(), codes.end(), rng);
+    for (int i = 0; i < 777; ++i) codes.push_back(rx.lo + static_cast<int64_t>(rng() % 65536));
+    c.x = Tensor(DType::Int16, {1, static_cast<int64_t>(codes.size())});
+    qref::store_codes(c.x, codes);
+    std::vector<Tensor> want(1);
+    qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1};
+    qref::find_integer_kernel("lut")(rc);
+    for (int threads : {1, 2, 3}) {
+      std::vector<Tensor> got(1);
+      qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
+      ASSERT_TRUE(xk::lut_fast(fc));
+      expect_same(want[0], got[0], cat("curve seed=", seed, " threads=", threads, " isa=", selected_isa()));
+    }
+  }
+  EXPECT_GE(with_curve, kSeeds * 9 / 10);  // the compiler finds a curve for nearly every table
+  EXPECT_GT(near_codes, 0);                 // and some codes are looked up
 }
 
 // Softmax (23)-(25): rows short and long (the per-row table of the fast path when a row's codes
