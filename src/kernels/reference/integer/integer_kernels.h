@@ -55,18 +55,6 @@ struct ChannelRequant {
     fx::Multiplier mu{mult[ch], static_cast<int>(shift[ch])};
     return wide ? fx::requantize_wide(a, mu, zy, r) : fx::requantize(a, mu, zy, r);
   }
-  // out[i] = RQ(bias[ch] + sum[i]) for n sums of channel ch: operator() with the channel's
-  // constants hoisted out of the loop (what the optimized kernels call).
-  template <typename T>
-  void row(int64_t ch, const int32_t* sum, int64_t n, T* out) const {
-    fx::Multiplier mu{mult[ch], static_cast<int>(shift[ch])};
-    int64_t b = bias[ch];
-    if (wide) {
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(fx::requantize_wide(b + sum[i], mu, zy, r));
-    } else {
-      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<T>(fx::requantize(b + sum[i], mu, zy, r));
-    }
-  }
 };
 
 // Calls f(T{}) with the C++ type of an integer code tensor's dtype.
