@@ -423,6 +423,15 @@ void scatter_strided(T* __restrict out, const T* __restrict codes, int64_t n, in
   else
     for (int64_t i = 0; i < n; ++i) out[i * s] = codes[i];
 }
+// out[2 i] = even[i], out[2 i + 1] = odd[i]: two taps of a stride-2 row in one contiguous pass
+// (GCC vectorizes it with byte permutes; two strided passes stored byte by byte).
+template <typename T>
+void interleave_pair(T* __restrict out, const T* __restrict even, const T* __restrict odd, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    out[2 * i] = even[i];
+    out[2 * i + 1] = odd[i];
+  }
+}
 }  // namespace
 
 namespace {
@@ -487,9 +496,22 @@ bool conv_transpose_tiled_u8(qref::QContext& c, const GemmU8S8Kernel& kern, cons
       int64_t rows = std::min(tasks.mb, R - r0);
       int32_t* acc = in.gemm(kern, qp, bg, p0, a + (g * R + r0) * Kp, rows, np, Kp);
       T* codes = task_buffer<T, __LINE__>(static_cast<size_t>(nq));
+      T* odd = task_buffer<T, __LINE__>(static_cast<size_t>(nq));
       for (int64_t ri = 0; ri < rows; ++ri) {
         int64_t r = r0 + ri, m = g * t.mg + r / ks, kh = r % ks / t.k[2], kw = r % ks % t.k[2];
         requant_store(rq, fns, m, zu * wsum[g * R + r], acc + ri * np, nq, codes);
+        if (t.s[2] == 2 && t.k[2] == 2 && kw == 0 && ri + 1 < rows) {
+          // Rows r (kw 0) and r + 1 (kw 1) fill the same output row's even and odd columns.
+          requant_store(rq, fns, m, zu * wsum[g * R + r + 1], acc + (ri + 1) * np, nq, odd);
+          for (int64_t q = p0; q < p0 + nq;) {
+            int64_t ih = q / W, end = std::min(p0 + nq, (ih + 1) * W);
+            T* out = yp + ((b * t.M + m) * OH + ih * t.s[1] + kh) * OW + (q - ih * W) * 2;
+            interleave_pair(out, codes + (q - p0), odd + (q - p0), end - q);
+            q = end;
+          }
+          ++ri;
+          continue;
+        }
         // Input pixel (ih, iw) lands on output (ih s_h + kh, iw s_w + kw).
         for (int64_t q = p0; q < p0 + nq;) {
           int64_t ih = q / W, end = std::min(p0 + nq, (ih + 1) * W);
