@@ -16,6 +16,13 @@
 namespace fixpoint::fk {
 namespace {
 
+// dst[2 i] = dst[2 i + 1] = src[i]: restrict, so GCC vectorizes it (with dst and src of one
+// type it had assumed they may overlap).
+template <typename E>
+void repeat_pairs(E* __restrict dst, const E* __restrict src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[2 * i] = dst[2 * i + 1] = src[i];
+}
+
 // Elements copied as unsigned integers of their width (their bits, whatever the type).
 template <typename E>
 bool resize_copy(KernelContext& c) {
@@ -56,7 +63,7 @@ bool resize_copy(KernelContext& c) {
       if (base == prev) {
         std::memcpy(dst, dst - last, static_cast<size_t>(last) * sizeof(E));
       } else if (s == 2) {
-        for (int64_t i = 0; i < in_last; ++i) dst[2 * i] = dst[2 * i + 1] = src[i];
+        repeat_pairs(dst, src, in_last);
       } else if (s > 0) {
         for (int64_t i = 0; i < in_last; ++i) std::fill(dst + i * s, dst + (i + 1) * s, src[i]);
       } else {
