@@ -22,8 +22,8 @@ struct AddSubOperand {
 // |b - z_b| |B| < 2^61, lo_z = lo - z_y and hi_z = hi - z_y; y of y_bytes (1 or 2) per code.
 int64_t addsub_row_avx2(const AddSubOperand& a, const AddSubOperand& b, void* y, int y_bytes, int64_t count, int L,
                         int32_t lo_z, int32_t hi_z, int32_t zy);
-// The same on sixteen codes per step (addsub_avx512.cc, AVX-512F), for count rounded down to a
-// multiple of 16, under the same requirements; the same integers.
+// The same on eight codes per step in 64-bit lanes (addsub_avx512.cc, AVX-512 F + DQ), for
+// count rounded down to a multiple of 8, under the same requirements; the same integers.
 int64_t addsub_row_avx512(const AddSubOperand& a, const AddSubOperand& b, void* y, int y_bytes, int64_t count, int L,
                           int32_t lo_z, int32_t hi_z, int32_t zy);
 // Mul's wide (13) on sixteen codes per step (addsub_avx512.cc, AVX-512 F + DQ): y[i] =
