@@ -250,15 +250,16 @@ bool lut_fast(qref::QContext& c) {
         });
       };
       if constexpr (std::is_same_v<X, int16_t> && sizeof(Y) == 1) {
-        if (p.curve.numel() && tab.dtype() == y.dtype() && selected_isa() == "avx512vnni") {
+        const bool avx512 = selected_isa() == "avx512vnni", avx2 = selected_isa() == "avx2";
+        if (p.curve.numel() && tab.dtype() == y.dtype() && (avx512 || avx2)) {
           // (20a): the curve instead of lookups, the table where it is near a boundary.
           fx::TableCurve curve = fx::TableCurve::from_values(p.curve.data<float>(), fx::range_of(y.dtype()));
           const auto* t = reinterpret_cast<const uint8_t*>(tab.data<Y>());
           int64_t n = x.numel();
           parallel_for((n + kChunk - 1) / kChunk, c.threads, [&](int64_t k) {
             int64_t i0 = k * kChunk;
-            table_curve_s16_x8_avx512(px + i0, reinterpret_cast<uint8_t*>(py + i0), std::min(n, i0 + kChunk) - i0, curve,
-                                      t, lo);
+            (avx512 ? table_curve_s16_x8_avx512 : table_curve_s16_x8_avx2)(
+                px + i0, reinterpret_cast<uint8_t*>(py + i0), std::min(n, i0 + kChunk) - i0, curve, t, lo);
           });
           return;
         }

@@ -10,6 +10,7 @@
 #include "kernels/x86/addsub_row.h"
 #include "kernels/x86/elementwise_fast.h"
 #include "kernels/x86/requant.h"
+#include "kernels/x86/table_curve.h"
 #include "integer_layer_cases.h"
 #include "quantize/prepare/prepare.h"
 
@@ -209,6 +210,16 @@ TEST(ElementwiseFast, TableCurveGivesTheTableCodes) {
       qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
       ASSERT_TRUE(xk::lut_fast(fc));
       expect_same(want[0], got[0], cat("curve seed=", seed, " threads=", threads, " isa=", selected_isa()));
+    }
+    // Each ISA's curve kernel on its own (lut_fast takes the selected ISA's).
+    using CurveFn = void (*)(const int16_t*, uint8_t*, int64_t, const fx::TableCurve&, const uint8_t*, int64_t);
+    for (auto [isa, fn] : {std::pair<const char*, CurveFn>{"avx2", xk::table_curve_s16_x8_avx2},
+                           std::pair<const char*, CurveFn>{"avx512vnni", xk::table_curve_s16_x8_avx512}}) {
+      if (!cpu_supports(isa)) continue;
+      Tensor got(c.qy.type, c.x.shape());
+      fn(c.x.data<int16_t>(), static_cast<uint8_t*>(got.raw()), c.x.numel(), tc, static_cast<const uint8_t*>(tab.raw()),
+         rx.lo);
+      expect_same(want[0], got, cat("curve seed=", seed, " kernel ", isa));
     }
   }
   EXPECT_GE(with_curve, kSeeds * 9 / 10);  // the compiler finds a curve for nearly every table
