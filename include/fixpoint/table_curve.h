@@ -35,9 +35,11 @@ struct TableCurve {
   }
 };
 
-// Codes whose curve value lies this close to a rounding boundary come from the table: the
-// float32 error of (20a) is below 2^-14 of a code for 8-bit outputs, so 2^-10 leaves a margin
-// of 16 and sends about one code in 500 to the table.
+// Codes whose curve value lies this close to a rounding boundary come from the table. The
+// float32 rounding errors of (20a) are a few units in the last place of values below 2^8 (about
+// 2^-15 of a code for 8-bit outputs), so 2^-10 leaves a wide margin and sends about 2 * 2^-10
+// of the codes (one in 512, for evenly spread fractions) to the table. The margin is not what
+// makes the curve exact: the check of every code is.
 constexpr float kCurveMargin = 1.0f / 1024;
 
 // (20a) the value before rounding: six float32 operations and a clamp.
