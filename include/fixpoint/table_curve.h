@@ -37,9 +37,9 @@ struct TableCurve {
 
 // Codes whose curve value lies this close to a rounding boundary come from the table. The
 // float32 rounding errors of (20a) are a few units in the last place of values below 2^8 (about
-// 2^-15 of a code for 8-bit outputs), so 2^-10 leaves a wide margin and sends about 2 * 2^-10
-// of the codes (one in 512, for evenly spread fractions) to the table. The margin is not what
-// makes the curve exact: the check of every code is.
+// 2^-15 of a code for 8-bit outputs), so 2^-10 leaves a wide margin and sends at most about
+// 2 * 2^-10 of the codes to the table (0.09% in the unit test's tables, whose saturated codes lie
+// on integers). The margin is not what makes the curve exact: the check of every code is.
 constexpr float kCurveMargin = 1.0f / 1024;
 
 // (20a) the value before rounding: six float32 operations and a clamp.

@@ -224,6 +224,7 @@ TEST(ElementwiseFast, TableCurveGivesTheTableCodes) {
   }
   EXPECT_GE(with_curve, kSeeds * 9 / 10);  // the compiler finds a curve for nearly every table
   EXPECT_GT(near_codes, 0);                 // and some codes are looked up
+  std::printf("[ curve ] %d tables with a curve, %.5f of their codes looked up\n", with_curve, near_codes / (65536.0 * std::max(with_curve, 1)));
 }
 
 // Softmax (23)-(25): rows short and long (the per-row table of the fast path when a row's codes
