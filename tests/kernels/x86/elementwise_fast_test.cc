@@ -107,6 +107,23 @@ void expect_same(const Tensor& want, const Tensor& got, const std::string& what)
   for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << what << " at flat index " << i;
 }
 
+// The one-input op c through the reference kernel of `kind` and through `fast` at 1, 2 and 3
+// threads: the fast kernel must take it and give the same codes. Returns the reference output.
+Tensor expect_fast_matches_reference(const test::Case& c, const char* kind, bool (*fast)(qref::QContext&),
+                                     const std::string& what) {
+  std::vector<Tensor> want(1);
+  qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1};
+  qref::find_integer_kernel(kind)(rc);
+  for (int threads : {1, 2, 3}) {
+    std::vector<Tensor> got(1);
+    qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
+    const bool ran = fast(fc);
+    EXPECT_TRUE(ran) << what;  // (EXPECT: a value is returned; a kernel that declines fails the test)
+    if (ran) expect_same(want[0], got[0], cat(what, " threads=", threads));
+  }
+  return want[0];
+}
+
 TEST(ElementwiseFast, AddSubAndMulMatchTheReferenceBitExactly) {
   int handled = 0, handled16 = 0;
   for (uint32_t seed = 100; seed < 400; ++seed)
@@ -149,11 +166,7 @@ TEST(ElementwiseFast, TableLookupMatchesTheReference) {
     for (int64_t i = 0; i < tab.numel(); ++i)
       tab.set_f64(i, static_cast<double>(std::uniform_int_distribution<int64_t>(ry.lo, ry.hi)(rng)));
     c.op.params = params::Table{tab, rx.lo};
-    std::vector<Tensor> want(1), got(1);
-    qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1}, fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, 1};
-    qref::find_integer_kernel("lut")(rc);
-    ASSERT_TRUE(xk::lut_fast(fc));
-    expect_same(want[0], got[0], cat("lut seed=", seed));
+    expect_fast_matches_reference(c, "lut", xk::lut_fast, cat("lut seed=", seed));
   }
 }
 
@@ -202,15 +215,7 @@ TEST(ElementwiseFast, TableCurveGivesTheTableCodes) {
     for (int i = 0; i < 777; ++i) codes.push_back(rx.lo + static_cast<int64_t>(rng() % 65536));
     c.x = Tensor(DType::Int16, {1, static_cast<int64_t>(codes.size())});
     qref::store_codes(c.x, codes);
-    std::vector<Tensor> want(1);
-    qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1};
-    qref::find_integer_kernel("lut")(rc);
-    for (int threads : {1, 2, 3}) {
-      std::vector<Tensor> got(1);
-      qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
-      ASSERT_TRUE(xk::lut_fast(fc));
-      expect_same(want[0], got[0], cat("curve seed=", seed, " threads=", threads, " isa=", selected_isa()));
-    }
+    const Tensor want = expect_fast_matches_reference(c, "lut", xk::lut_fast, cat("curve seed=", seed, " isa=", selected_isa()));
     // Each ISA's curve kernel on its own (lut_fast takes the selected ISA's).
     using CurveFn = void (*)(const int16_t*, uint8_t*, int64_t, const fx::TableCurve&, const uint8_t*, int64_t);
     for (auto [isa, fn] : {std::pair<const char*, CurveFn>{"avx2", xk::table_curve_s16_x8_avx2},
@@ -219,7 +224,7 @@ TEST(ElementwiseFast, TableCurveGivesTheTableCodes) {
       Tensor got(c.qy.type, c.x.shape());
       fn(c.x.data<int16_t>(), static_cast<uint8_t*>(got.raw()), c.x.numel(), tc, static_cast<const uint8_t*>(tab.raw()),
          rx.lo);
-      expect_same(want[0], got, cat("curve seed=", seed, " kernel ", isa));
+      expect_same(want, got, cat("curve seed=", seed, " kernel ", isa));
     }
   }
   EXPECT_GE(with_curve, kSeeds * 9 / 10);  // the compiler finds a curve for nearly every table
@@ -253,15 +258,7 @@ TEST(ElementwiseFast, SoftmaxMatchesTheReference) {
     c.op.params = params::Softmax{table, Q};
     c.op.node = test::make_node("Softmax", {"x"}, {"y"}, cat("softmax_seed_", seed), {{"axis", Attribute::of_int(1)}});
     c.op.node.opset = seed % 6 == 5 ? 11 : 13;
-    std::vector<Tensor> want(1);
-    qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1};
-    qref::find_integer_kernel("softmax")(rc);
-    for (int threads : {1, 2, 3}) {
-      std::vector<Tensor> got(1);
-      qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
-      ASSERT_TRUE(xk::softmax_fast(fc));
-      expect_same(want[0], got[0], cat("softmax seed=", seed, " ", shape_str(s), " threads=", threads));
-    }
+    expect_fast_matches_reference(c, "softmax", xk::softmax_fast, cat("softmax seed=", seed, " ", shape_str(s)));
   }
 }
 
@@ -384,15 +381,7 @@ void expect_pool_matches_reference(test::Case& c, std::mt19937& rng, const std::
   p.m = pick(int64_t{1} << 29, (int64_t{1} << 31) - 1);
   p.n = pick(28, 33);
   c.op.params = p;
-  std::vector<Tensor> want(1);
-  qref::QContext rc{c.op, {&c.x}, {c.qx}, {c.qy}, want, 1};
-  qref::find_integer_kernel("avgpool")(rc);
-  for (int threads : {1, 2, 3}) {
-    std::vector<Tensor> got(1);
-    qref::QContext fc{c.op, {&c.x}, {c.qx}, {c.qy}, got, threads};
-    ASSERT_TRUE(xk::avgpool_fast(fc)) << what;
-    expect_same(want[0], got[0], cat(what, " threads=", threads));
-  }
+  expect_fast_matches_reference(c, "avgpool", xk::avgpool_fast, what);
 }
 
 // GlobalAveragePool (avgpool_fast.cc): 8/16-bit codes, zero points, 3-D to 5-D inputs,
