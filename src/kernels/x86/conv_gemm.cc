@@ -384,6 +384,17 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
       pw->depthwise_pairs2 = depthwise_two_rows_pairs_avx512vnni;
       pw->depthwise_pair_taps.resize(static_cast<size_t>(pw->rows * KH * ((KW + 1) / 2)));
       depthwise_pair_taps(pw->depthwise_taps.data(), pw->rows, KH, KW, pw->depthwise_pair_taps.data());
+      // Taps within int8 (8-bit weights): four a vpdpbusd instead of two a vpdpwssd.
+      if (std::all_of(pw->depthwise_taps.begin(), pw->depthwise_taps.end(), [](int32_t t) { return t >= -128 && t <= 127; })) {
+        pw->depthwise_quads = depthwise_row_quads_avx512vnni;
+        pw->depthwise_quads2 = depthwise_two_rows_quads_avx512vnni;
+        pw->depthwise_quad_taps.resize(static_cast<size_t>(pw->rows * KH * ((KW + 3) / 4)));
+        depthwise_quad_taps(pw->depthwise_taps.data(), pw->rows, KH, KW, pw->depthwise_quad_taps.data());
+        pw->depthwise_quad_sum.assign(static_cast<size_t>(pw->rows), 0);
+        for (int64_t m = 0; m < pw->rows; ++m)
+          for (int64_t k = 0; k < pw->K; ++k)
+            pw->depthwise_quad_sum[static_cast<size_t>(m)] += pw->depthwise_taps[static_cast<size_t>(m * pw->K + k)];
+      }
     }
   }
   return pw;

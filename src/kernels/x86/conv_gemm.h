@@ -63,6 +63,10 @@ struct PackedWeights {
   DepthwiseRowS32Fn depthwise_pairs = nullptr;  // the _s32 rows two taps at a time (VNNI), on:
   std::vector<int32_t> depthwise_pair_taps;     // rows x KH x ceil(KW / 2) tap pairs (depthwise.h)
   DepthwiseTwoRowsFn depthwise_pairs2 = nullptr;  // the _pairs rows, two output rows a call
+  DepthwiseRowS32Fn depthwise_quads = nullptr;     // the _s32 rows four taps at a time (VNNI, int8 taps), on:
+  std::vector<int32_t> depthwise_quad_taps;        // rows x KH x ceil(KW / 4) tap quads (depthwise.h)
+  std::vector<int64_t> depthwise_quad_sum;         // sum of each row's taps (the z_u term)
+  DepthwiseTwoRowsFn depthwise_quads2 = nullptr;   // the _quads rows, two output rows a call
   RequantRow64Fn requant64 = nullptr;          // the ISA's vector (13) of int64 sums, if it has one
   const char* kernel_name() const { return pairs ? pairs->name : u8 ? u8->name : s16->name; }
 };

@@ -20,8 +20,8 @@ struct DepthwiseRowArgs {
   const int32_t* const* rows;  // KH input rows of the padded plane
   const int32_t* w;            // KH x KW taps
   int64_t KH, KW, sx, dw, OW;
-  int64_t pair_step = 0;  // _pairs: row elements from one tap pair to the next (2 dw, or 1 on a
-                          // plane of even-column pairs, where sx is then 1)
+  int64_t group_step = 0;  // _pairs / _quads: row elements from one tap group to the next (G dw,
+                           // or on a plane of even-column groups 1 (pairs) or 2 (quads), sx then 1)
 };
 using DepthwiseRowS32Fn = void (*)(const DepthwiseRowArgs& a, int32_t* out);
 using DepthwiseRowS64Fn = void (*)(const DepthwiseRowArgs& a, int64_t* out);
@@ -49,7 +49,31 @@ void depthwise_pair_row_avx512vnni(const void* src, bool is_signed, int64_t W, i
 // (AVX-512 F + BW): out[i] = (c(2i), c(2i + 1)) for i < RS, c as above.
 void depthwise_half_row_avx512vnni(const void* src, bool is_signed, int64_t W, int64_t pl, int32_t z, int64_t RS,
                                    int32_t* out);
+// The same rows four taps per instruction (vpdpbusd, AVX-512 F + VNNI), for 8-bit codes and
+// int8 taps: rows[kh][j] holds the bytes (u(j), u(j + dw), u(j + 2 dw), u(j + 3 dw)) of the
+// shifted codes u = q - z + z_u in [0, 255] (the padding: z_u), and w holds, per kh,
+// ceil(KW / 4) quads (w[4g], .., w[4g + 3]) (0 past KW) as signed bytes (depthwise_quad_taps).
+// The sums are sum w u = sum w (q - z) + z_u sum w: the caller takes z_u sum w off. Exact in
+// int32 (|sum| <= 255 * 128 * 256).
+void depthwise_row_quads_avx512vnni(const DepthwiseRowArgs& a, int32_t* out);
+void depthwise_two_rows_quads_avx512vnni(const DepthwiseRowArgs& a, const int32_t* const* rows1, int32_t* out0,
+                                         int32_t* out1);
+// The row u of shifted codes the _quads planes are built from (AVX-512 F + BW): u[j] =
+// src[j - pl] ^ flip (flip 0x80: int8 codes + 128) for j in [pl, pl + W), z_u elsewhere, for
+// j < n rounded up to 64 (u writable that far; src's W bytes the only ones read).
+void depthwise_shifted_row_avx512(const void* src, int64_t W, int64_t pl, uint8_t flip, uint8_t zu, int64_t n,
+                                  uint8_t* u);
+// One row of the _quads plane from a row u of shifted codes already padded with z_u (AVX-512 F +
+// BW): out[j] = (u[j], u[j + dw], u[j + 2 dw], u[j + 3 dw]) for j < n rounded up to 16 (out
+// writable and u readable that far, u 3 dw more).
+void depthwise_quad_row_avx512vnni(const uint8_t* u, int64_t dw, int64_t n, int32_t* out);
+// The _quads plane row of a stride-2, dilation-1 conv (even-column quads): out[i] = (u[2i], ..,
+// u[2i + 3]) for i < n rounded up to 16 (u readable to 2 n + 2, n rounded so).
+void depthwise_quad_half_row_avx512vnni(const uint8_t* u, int64_t n, int32_t* out);
 // Per channel of rows x KH x KW taps: the KH x ceil(KW / 2) tap pairs of the _pairs kernel.
 void depthwise_pair_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* pairs);
+// The same as quads of signed bytes for the _quads kernel (taps within int8), ceil(KW / 4) per
+// (row, kh).
+void depthwise_quad_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* quads);
 
 }  // namespace fixpoint::xk

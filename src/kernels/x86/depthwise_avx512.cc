@@ -1,5 +1,6 @@
-// depthwise_row_s32_avx512 / _s64_avx512 / _pairs_avx512vnni (depthwise.h): one output row of a
-// 2-D depthwise convolution, every tap summed in registers, 16 output columns per step. Compiled
+// depthwise_row_s32_avx512 / _s64_avx512 / _pairs_ and _quads_avx512vnni (depthwise.h): one output
+// row of a 2-D depthwise convolution, every tap summed in registers, 16 output columns per step,
+// and the planes the _pairs and _quads rows read. Compiled
 // with -mavx512f -mavx512bw -mavx512vnni; only called on the avx512vnni ISA (AVX-512 F, BW and
 // VNNI).
 //
@@ -11,6 +12,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "depthwise.h"
 
@@ -44,21 +46,34 @@ void depthwise_row_s32_avx512(const DepthwiseRowArgs& a, int32_t* out) {
   }
 }
 
-void depthwise_row_pairs_avx512vnni(const DepthwiseRowArgs& a, int32_t* out) {
-  const int64_t KP = (a.KW + 1) / 2, step = a.pair_step > 0 ? a.pair_step : 2 * a.dw;
+namespace {
+
+// A tap group's dot product on VNNI, per 32-bit lane: vpdpwssd sums two products of int16 halves
+// (pairs of centered codes, tap pairs), vpdpbusd four of unsigned and signed bytes (quads of
+// shifted codes, int8 tap quads). Neither saturates (the ...s forms would).
+template <int G>
+inline __m512i dot(__m512i acc, __m512i x, __m512i w) {
+  if constexpr (G == 2) return _mm512_dpwssd_epi32(acc, x, w);
+  else return _mm512_dpbusd_epi32(acc, x, w);
+}
+
+// One output row, G taps an instruction (the _pairs and _quads rows of depthwise.h).
+template <int G>
+void depthwise_row_groups(const DepthwiseRowArgs& a, int32_t* out) {
+  const int64_t KG = (a.KW + G - 1) / G, step = a.group_step > 0 ? a.group_step : G * a.dw;
   int64_t ow = 0;
-  // Four vectors of columns at a time: four independent vpdpwssd chains (its latency is several
+  // Four vectors of columns at a time: four independent dot chains (their latency is several
   // cycles; one chain per row would wait on it).
   for (; ow + 64 <= a.OW; ow += 64) {
     __m512i acc0 = _mm512_setzero_si512(), acc1 = acc0, acc2 = acc0, acc3 = acc0;
     for (int64_t kh = 0; kh < a.KH; ++kh) {
       const int32_t* row = a.rows[kh] + ow * a.sx;
-      for (int64_t kp = 0; kp < KP; ++kp, row += step) {
-        __m512i w = _mm512_set1_epi32(a.w[kh * KP + kp]);
-        acc0 = _mm512_dpwssd_epi32(acc0, load_strided(row, a.sx), w);
-        acc1 = _mm512_dpwssd_epi32(acc1, load_strided(row + 16 * a.sx, a.sx), w);
-        acc2 = _mm512_dpwssd_epi32(acc2, load_strided(row + 32 * a.sx, a.sx), w);
-        acc3 = _mm512_dpwssd_epi32(acc3, load_strided(row + 48 * a.sx, a.sx), w);
+      for (int64_t kg = 0; kg < KG; ++kg, row += step) {
+        __m512i w = _mm512_set1_epi32(a.w[kh * KG + kg]);
+        acc0 = dot<G>(acc0, load_strided(row, a.sx), w);
+        acc1 = dot<G>(acc1, load_strided(row + 16 * a.sx, a.sx), w);
+        acc2 = dot<G>(acc2, load_strided(row + 32 * a.sx, a.sx), w);
+        acc3 = dot<G>(acc3, load_strided(row + 48 * a.sx, a.sx), w);
       }
     }
     _mm512_storeu_si512(out + ow, acc0);
@@ -70,34 +85,36 @@ void depthwise_row_pairs_avx512vnni(const DepthwiseRowArgs& a, int32_t* out) {
     __m512i acc = _mm512_setzero_si512();
     for (int64_t kh = 0; kh < a.KH; ++kh) {
       const int32_t* row = a.rows[kh] + ow * a.sx;
-      for (int64_t kp = 0; kp < KP; ++kp, row += step)
-        acc = _mm512_dpwssd_epi32(acc, load_strided(row, a.sx), _mm512_set1_epi32(a.w[kh * KP + kp]));
+      for (int64_t kg = 0; kg < KG; ++kg, row += step)
+        acc = dot<G>(acc, load_strided(row, a.sx), _mm512_set1_epi32(a.w[kh * KG + kg]));
     }
     _mm512_storeu_si512(out + ow, acc);
   }
 }
 
-// depthwise_row_pairs_avx512vnni for two output rows at once: eight accumulator chains in the
-// 64-column blocks and two in the last columns, where one row had four and one (vpdpwssd's
-// latency, not its throughput, had bounded them).
-void depthwise_two_rows_pairs_avx512vnni(const DepthwiseRowArgs& a, const int32_t* const* rows1, int32_t* out0,
-                                         int32_t* out1) {
-  const int64_t KP = (a.KW + 1) / 2, step = a.pair_step > 0 ? a.pair_step : 2 * a.dw, sx = a.sx;
+// Two output rows at once: eight accumulator chains in the 64-column blocks and two in the last
+// columns, where one row had four and one (the dot's latency, not its throughput, had bounded
+// them). SX and KG_ fixed at compile time where nonzero (the common unit column stride and one or
+// two tap groups a row: the loop over groups and the stride's branch had cost as much as the dots).
+template <int G, int SX, int KG_>
+void depthwise_two_rows_groups(const DepthwiseRowArgs& a, const int32_t* const* rows1, int32_t* out0, int32_t* out1) {
+  const int64_t KG = KG_ ? KG_ : (a.KW + G - 1) / G, step = a.group_step > 0 ? a.group_step : G * a.dw;
+  const int64_t sx = SX ? SX : a.sx;
   int64_t ow = 0;
   for (; ow + 64 <= a.OW; ow += 64) {
     __m512i p0 = _mm512_setzero_si512(), p1 = p0, p2 = p0, p3 = p0, q0 = p0, q1 = p0, q2 = p0, q3 = p0;
     for (int64_t kh = 0; kh < a.KH; ++kh) {
       const int32_t *r0 = a.rows[kh] + ow * sx, *r1 = rows1[kh] + ow * sx;
-      for (int64_t kp = 0; kp < KP; ++kp, r0 += step, r1 += step) {
-        const __m512i w = _mm512_set1_epi32(a.w[kh * KP + kp]);
-        p0 = _mm512_dpwssd_epi32(p0, load_strided(r0, sx), w);
-        p1 = _mm512_dpwssd_epi32(p1, load_strided(r0 + 16 * sx, sx), w);
-        p2 = _mm512_dpwssd_epi32(p2, load_strided(r0 + 32 * sx, sx), w);
-        p3 = _mm512_dpwssd_epi32(p3, load_strided(r0 + 48 * sx, sx), w);
-        q0 = _mm512_dpwssd_epi32(q0, load_strided(r1, sx), w);
-        q1 = _mm512_dpwssd_epi32(q1, load_strided(r1 + 16 * sx, sx), w);
-        q2 = _mm512_dpwssd_epi32(q2, load_strided(r1 + 32 * sx, sx), w);
-        q3 = _mm512_dpwssd_epi32(q3, load_strided(r1 + 48 * sx, sx), w);
+      for (int64_t kg = 0; kg < KG; ++kg, r0 += step, r1 += step) {
+        const __m512i w = _mm512_set1_epi32(a.w[kh * KG + kg]);
+        p0 = dot<G>(p0, load_strided(r0, sx), w);
+        p1 = dot<G>(p1, load_strided(r0 + 16 * sx, sx), w);
+        p2 = dot<G>(p2, load_strided(r0 + 32 * sx, sx), w);
+        p3 = dot<G>(p3, load_strided(r0 + 48 * sx, sx), w);
+        q0 = dot<G>(q0, load_strided(r1, sx), w);
+        q1 = dot<G>(q1, load_strided(r1 + 16 * sx, sx), w);
+        q2 = dot<G>(q2, load_strided(r1 + 32 * sx, sx), w);
+        q3 = dot<G>(q3, load_strided(r1 + 48 * sx, sx), w);
       }
     }
     _mm512_storeu_si512(out0 + ow, p0);
@@ -113,14 +130,103 @@ void depthwise_two_rows_pairs_avx512vnni(const DepthwiseRowArgs& a, const int32_
     __m512i p = _mm512_setzero_si512(), q = p;
     for (int64_t kh = 0; kh < a.KH; ++kh) {
       const int32_t *r0 = a.rows[kh] + ow * sx, *r1 = rows1[kh] + ow * sx;
-      for (int64_t kp = 0; kp < KP; ++kp, r0 += step, r1 += step) {
-        const __m512i w = _mm512_set1_epi32(a.w[kh * KP + kp]);
-        p = _mm512_dpwssd_epi32(p, load_strided(r0, sx), w);
-        q = _mm512_dpwssd_epi32(q, load_strided(r1, sx), w);
+      for (int64_t kg = 0; kg < KG; ++kg, r0 += step, r1 += step) {
+        const __m512i w = _mm512_set1_epi32(a.w[kh * KG + kg]);
+        p = dot<G>(p, load_strided(r0, sx), w);
+        q = dot<G>(q, load_strided(r1, sx), w);
       }
     }
     _mm512_storeu_si512(out0 + ow, p);
     _mm512_storeu_si512(out1 + ow, q);
+  }
+}
+
+template <int G>
+void depthwise_two_rows_any(const DepthwiseRowArgs& a, const int32_t* const* rows1, int32_t* out0, int32_t* out1) {
+  const int64_t KG = (a.KW + G - 1) / G;
+  if (a.sx == 1 && KG == 1) return depthwise_two_rows_groups<G, 1, 1>(a, rows1, out0, out1);
+  if (a.sx == 1 && KG == 2) return depthwise_two_rows_groups<G, 1, 2>(a, rows1, out0, out1);
+  if (a.sx == 1 && KG == 3) return depthwise_two_rows_groups<G, 1, 3>(a, rows1, out0, out1);
+  if (a.sx == 1) return depthwise_two_rows_groups<G, 1, 0>(a, rows1, out0, out1);
+  depthwise_two_rows_groups<G, 0, 0>(a, rows1, out0, out1);
+}
+
+}  // namespace
+
+void depthwise_row_pairs_avx512vnni(const DepthwiseRowArgs& a, int32_t* out) { depthwise_row_groups<2>(a, out); }
+void depthwise_two_rows_pairs_avx512vnni(const DepthwiseRowArgs& a, const int32_t* const* rows1, int32_t* out0,
+                                         int32_t* out1) {
+  depthwise_two_rows_any<2>(a, rows1, out0, out1);
+}
+void depthwise_row_quads_avx512vnni(const DepthwiseRowArgs& a, int32_t* out) { depthwise_row_groups<4>(a, out); }
+void depthwise_two_rows_quads_avx512vnni(const DepthwiseRowArgs& a, const int32_t* const* rows1, int32_t* out0,
+                                         int32_t* out1) {
+  depthwise_two_rows_any<4>(a, rows1, out0, out1);
+}
+
+void depthwise_shifted_row_avx512(const void* src, int64_t W, int64_t pl, uint8_t flip, uint8_t zu, int64_t n,
+                                  uint8_t* u) {
+  const __m512i vz = _mm512_set1_epi8(static_cast<char>(zu)), vf = _mm512_set1_epi8(static_cast<char>(flip));
+  const int8_t* s8 = static_cast<const int8_t*>(src);
+  for (int64_t j = 0; j < n; j += 64) {
+    // Columns j .. j + 63 inside [pl, pl + W) (a masked load reads, and may fault on, no other).
+    const int64_t lo = std::clamp<int64_t>(pl - j, 0, 64), hi = std::clamp<int64_t>(pl + W - j, lo, 64);
+    const __mmask64 in = hi - lo == 64 ? ~__mmask64{0} : ((__mmask64{1} << (hi - lo)) - 1) << lo;
+    const __m512i v = _mm512_maskz_loadu_epi8(in, s8 + (j - pl));
+    _mm512_storeu_si512(u + j, _mm512_mask_blend_epi8(in, vz, _mm512_xor_si512(v, vf)));
+  }
+}
+
+void depthwise_quad_row_avx512vnni(const uint8_t* u, int64_t dw, int64_t n, int32_t* out) {
+  int64_t j = 0;
+  for (; j + 64 <= n; j += 64) {
+    const __m512i a = _mm512_loadu_si512(u + j), b = _mm512_loadu_si512(u + j + dw), c = _mm512_loadu_si512(u + j + 2 * dw),
+                  d = _mm512_loadu_si512(u + j + 3 * dw);
+    // Within each 128-bit lane L (columns 16 L .. 16 L + 15): bytes interleaved to words
+    // (u(j), u(j + dw)) and (u(j + 2 dw), u(j + 3 dw)), words to dwords; q_i holds columns
+    // 16 L + 4 i .. 16 L + 4 i + 3 in lane L.
+    const __m512i ab_lo = _mm512_unpacklo_epi8(a, b), ab_hi = _mm512_unpackhi_epi8(a, b);
+    const __m512i cd_lo = _mm512_unpacklo_epi8(c, d), cd_hi = _mm512_unpackhi_epi8(c, d);
+    const __m512i q0 = _mm512_unpacklo_epi16(ab_lo, cd_lo), q1 = _mm512_unpackhi_epi16(ab_lo, cd_lo);
+    const __m512i q2 = _mm512_unpacklo_epi16(ab_hi, cd_hi), q3 = _mm512_unpackhi_epi16(ab_hi, cd_hi);
+    // The 4 x 4 transpose of 128-bit lanes: vector L = lane L of q0, q1, q2, q3 (columns in order).
+    const __m512i t0 = _mm512_shuffle_i32x4(q0, q1, 0x44), t1 = _mm512_shuffle_i32x4(q2, q3, 0x44);
+    const __m512i t2 = _mm512_shuffle_i32x4(q0, q1, 0xEE), t3 = _mm512_shuffle_i32x4(q2, q3, 0xEE);
+    _mm512_storeu_si512(out + j, _mm512_shuffle_i32x4(t0, t1, 0x88));
+    _mm512_storeu_si512(out + j + 16, _mm512_shuffle_i32x4(t0, t1, 0xDD));
+    _mm512_storeu_si512(out + j + 32, _mm512_shuffle_i32x4(t2, t3, 0x88));
+    _mm512_storeu_si512(out + j + 48, _mm512_shuffle_i32x4(t2, t3, 0xDD));
+  }
+  for (; j < n; j += 16) {  // one 128-bit lane of the above
+    auto at = [&](int64_t k) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(u + j + k)); };
+    const __m128i a = at(0), b = at(dw), c = at(2 * dw), d = at(3 * dw);
+    const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+    const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+    __m128i* o = reinterpret_cast<__m128i*>(out + j);
+    _mm_storeu_si128(o, _mm_unpacklo_epi16(ab_lo, cd_lo));
+    _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+    _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+    _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+  }
+}
+
+void depthwise_quad_half_row_avx512vnni(const uint8_t* u, int64_t n, int32_t* out) {
+  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    // Words w(k) = (u(2k), u(2k + 1)): out[i + k] = (w(i + k), w(i + k + 1)), interleaved within
+    // 128-bit lanes and put in order by two-source qword permutes.
+    const __m512i a = _mm512_loadu_si512(u + 2 * i), b = _mm512_loadu_si512(u + 2 * i + 2);
+    const __m512i lo = _mm512_unpacklo_epi16(a, b), hi = _mm512_unpackhi_epi16(a, b);
+    _mm512_storeu_si512(out + i, _mm512_permutex2var_epi64(lo, first, hi));
+    _mm512_storeu_si512(out + i + 16, _mm512_permutex2var_epi64(lo, second, hi));
+  }
+  for (; i < n; i += 16) {  // half of the above
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 2 * i)),
+                  b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 2 * i + 2));
+    const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
   }
 }
 

@@ -1,10 +1,12 @@
 // 2-D depthwise convolutions (one input channel per output channel) of 8- or 16-bit codes with
 // every tap summed in registers (depthwise.h's row kernels) instead of a pass over an
-// accumulator plane per tap. Per (batch row, channel) plane: the centered codes q - z_x written
-// once into a zero-padded int32 plane (so padding taps add 0 and no tap is bounds-checked), each
-// output row summed by the row kernel, then the bias and RQ (13), the same exact sums as the
-// reference's (14), so the same codes. With VNNI, 8-bit codes' planes hold pairs of centered
-// codes a dilation apart (depthwise_row_pairs_avx512vnni sums two taps per instruction).
+// accumulator plane per tap. Per (batch row, channel) plane: the codes written once into a padded
+// int32 plane (so no tap is bounds-checked), each output row summed by the row kernel, then the
+// bias and RQ (13), the same exact sums as the reference's (14), so the same codes. The plane
+// holds centered codes q - z_x (padding 0); with VNNI, 8-bit codes' planes hold groups of codes a
+// dilation apart, summed a group per instruction: quads of shifted codes u = q - z_x + z_u in
+// [0, 255] (padding z_u, int8 taps, vpdpbusd, the z_u sum w term folded into the bias as in the
+// u8 x s8 GEMM), else pairs of centered codes (wider taps, vpdpwssd).
 #include <algorithm>
 #include <type_traits>
 
@@ -33,13 +35,22 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
   // 16 columns past OW, and one more value for the stride-2 permute).
   const int64_t PH = (OH - 1) * sy + (KH - 1) * dh + 1, PW = (OWr - 1) * sx + (KW - 1) * dw + 2;
   const int64_t pt = w.pad_begin[1], pl = w.pad_begin[2], zx = c.in_q[0].zero_point;
-  const bool pairs = !x16 && pw.depthwise_pairs && wt.rank() == 4;
-  // Stride 2, dilation 1: every pair a tap reads starts on an even column, (c(2i), c(2i + 1)),
-  // which is the row's centered codes as consecutive int16 values. The plane then holds only
-  // those pairs (RS = half a row's columns), and the row kernel reads them with stride 1 and
-  // one pair per tap pair: no strided gathers, half the plane to build.
-  const bool halves = pairs && sx == 2 && dw == 1;
-  const int64_t KP = (KW + 1) / 2, RS = halves ? OWr + KP + 1 : PW;
+  const bool quads = !x16 && pw.depthwise_quads && wt.rank() == 4;
+  const bool pairs = !x16 && !quads && pw.depthwise_pairs && wt.rank() == 4;
+  const int64_t G = quads ? 4 : 2, KG = (KW + G - 1) / G;
+  // Stride 2, dilation 1: every group a tap group reads starts on an even column, (c(2i), ..,
+  // c(2i + G - 1)). The plane then holds only those groups (RS: half a row's columns), and the
+  // row kernel reads them with stride 1 (quads: two entries from one group to the next): no
+  // strided gathers, half the plane to build.
+  const bool halves = (pairs || quads) && sx == 2 && dw == 1;
+  // Quads: the plane row (RS entries, as far as the kernel reads, rounded up to the builders'
+  // 16 a step) from a row of shifted codes padded with z_u (UW bytes: as far as the builders
+  // read, rounded up to the 64 bytes a step of depthwise_shifted_row_avx512).
+  const int64_t QW = (OWr - 1) * sx + (4 * KG - 1) * dw + 2;
+  const int64_t RS = quads ? (halves ? (OWr + 2 * KG + 15) / 16 * 16 : (QW + 15) / 16 * 16) : halves ? OWr + KG + 1 : PW;
+  const int64_t UW = quads ? (std::max(halves ? 2 * RS + 2 : RS + 3 * dw, pl + W) + 63) / 64 * 64 : 0;
+  const bool x_signed = x.dtype() == DType::Int8;
+  const int64_t zu = zx + (x_signed ? 128 : 0);  // quads: u = q - z_x + z_u = q (+ 128 for int8)
   qref::ChannelRequant rq(c);
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
   qref::visit_int(x.dtype(), [&](auto xtag) {
@@ -52,9 +63,20 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
         int64_t m = nm % geo.M;
         const X* xp = px + nm * geo.in_plane;
         int32_t* plane = task_buffer<int32_t, __LINE__>(static_cast<size_t>(PH * RS));
+        uint8_t* urow = quads ? task_buffer<uint8_t, __LINE__>(static_cast<size_t>(UW)) : nullptr;
         for (int64_t r = 0; r < PH; ++r) {
           int32_t* row = plane + r * RS;
           int64_t ih = r - pt, lo = std::clamp<int64_t>(pl, 0, PW), hi = std::clamp<int64_t>(pl + W, lo, PW);
+          if (quads) {
+            if (ih < 0 || ih >= H) {
+              std::fill(row, row + RS, static_cast<int32_t>(static_cast<uint32_t>(zu) * 0x01010101u));
+              continue;
+            }
+            depthwise_shifted_row_avx512(xp + ih * W, W, pl, x_signed ? 0x80 : 0, static_cast<uint8_t>(zu), UW, urow);
+            if (halves) depthwise_quad_half_row_avx512vnni(urow, RS, row);
+            else depthwise_quad_row_avx512vnni(urow, dw, RS, row);
+            continue;
+          }
           if (ih < 0 || ih >= H) {
             std::fill(row, row + RS, 0);
             continue;
@@ -73,8 +95,10 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
           std::fill(row + hi, row + PW, 0);
         }
         const int32_t* rows[256];
-        const int32_t* taps = pairs ? pw.depthwise_pair_taps.data() + m * KH * KP : pw.depthwise_taps.data() + m * geo.ks;
-        DepthwiseRowArgs args{rows, taps, KH, KW, halves ? 1 : sx, dw, OW, halves ? 1 : 2 * dw};
+        const int32_t* taps = quads   ? pw.depthwise_quad_taps.data() + m * KH * KG
+                              : pairs ? pw.depthwise_pair_taps.data() + m * KH * KG
+                                      : pw.depthwise_taps.data() + m * geo.ks;
+        DepthwiseRowArgs args{rows, taps, KH, KW, halves ? 1 : sx, dw, OW, halves ? (quads ? 2 : 1) : G * dw};
         Y* out = py + nm * geo.out_plane;
         if (!x16) {
           // The plane's int32 sums, rows OWr apart (as far as a row kernel writes), two output
@@ -82,22 +106,26 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
           // plane where the rows are contiguous (OW a multiple of 16), else one per row.
           int32_t* sums = task_buffer<int32_t, __LINE__>(static_cast<size_t>(OH * OWr));
           const int32_t* rows1[256];
+          const DepthwiseRowS32Fn one = quads ? pw.depthwise_quads : pairs ? pw.depthwise_pairs : pw.depthwise_s32;
+          const DepthwiseTwoRowsFn two = quads ? pw.depthwise_quads2 : pairs ? pw.depthwise_pairs2 : nullptr;
           int64_t oh = 0;
-          for (; pairs && pw.depthwise_pairs2 && oh + 1 < OH; oh += 2) {
+          for (; two && oh + 1 < OH; oh += 2) {
             for (int64_t kh = 0; kh < KH; ++kh) {
               rows[kh] = plane + (oh * sy + kh * dh) * RS;
               rows1[kh] = plane + ((oh + 1) * sy + kh * dh) * RS;
             }
-            pw.depthwise_pairs2(args, rows1, sums + oh * OWr, sums + (oh + 1) * OWr);
+            two(args, rows1, sums + oh * OWr, sums + (oh + 1) * OWr);
           }
           for (; oh < OH; ++oh) {
             for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * RS;
-            (pairs ? pw.depthwise_pairs : pw.depthwise_s32)(args, sums + oh * OWr);
+            one(args, sums + oh * OWr);
           }
+          // Quads summed w u: z_u sum w off (the u8 x s8 GEMM's zero term).
+          const int64_t zero_term = quads ? zu * pw.depthwise_quad_sum[static_cast<size_t>(m)] : 0;
           if (OW == OWr) {
-            requant_store(rq, pw.requant, m, 0, sums, OH * OW, out);
+            requant_store(rq, pw.requant, m, zero_term, sums, OH * OW, out);
           } else {
-            for (oh = 0; oh < OH; ++oh) requant_store(rq, pw.requant, m, 0, sums + oh * OWr, OW, out + oh * OW);
+            for (oh = 0; oh < OH; ++oh) requant_store(rq, pw.requant, m, zero_term, sums + oh * OWr, OW, out + oh * OW);
           }
           return;
         }
@@ -122,6 +150,18 @@ void depthwise_pair_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t 
         const int32_t* t = taps + (m * KH + kh) * KW;
         uint32_t lo = static_cast<uint32_t>(t[2 * p]) & 0xFFFFu, hi = 2 * p + 1 < KW ? static_cast<uint32_t>(t[2 * p + 1]) : 0;
         pairs[(m * KH + kh) * KP + p] = static_cast<int32_t>(lo | (hi << 16));
+      }
+}
+
+void depthwise_quad_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* quads) {
+  const int64_t KQ = (KW + 3) / 4;
+  for (int64_t m = 0; m < rows; ++m)
+    for (int64_t kh = 0; kh < KH; ++kh)
+      for (int64_t q = 0; q < KQ; ++q) {
+        const int32_t* t = taps + (m * KH + kh) * KW;
+        uint32_t v = 0;
+        for (int64_t k = 0; k < 4 && 4 * q + k < KW; ++k) v |= (static_cast<uint32_t>(t[4 * q + k]) & 0xFFu) << (8 * k);
+        quads[(m * KH + kh) * KQ + q] = static_cast<int32_t>(v);
       }
 }
 

@@ -296,6 +296,35 @@ Case stride_two_depthwise(uint32_t seed) {
   return c;
 }
 
+// A 2-D 8-bit depthwise conv with int8 taps at both ends of their range (-128 and 127 among
+// them) and input zero points at the ends of theirs (uint8 0 or 255, int8 -128 or 127): the VNNI
+// row kernel's plane of quads of shifted codes (padding z_u) and its z_u sum w term. Row lengths
+// of 1-13 taps (one to four quads), column strides 1-3, dilations 1-3.
+Case int8_tap_depthwise(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  test::ConvSpec spec;
+  spec.group = pick(1, 4);
+  spec.x = {pick(1, 2), spec.group};
+  spec.M = spec.group;
+  spec.kernel = {pick(1, 5), pick(1, 13)};
+  spec.strides = {pick(1, 2), pick(1, 3)};
+  spec.dilations = {pick(1, 2), pick(1, 3)};
+  spec.pads = {pick(0, 2), pick(0, 6), pick(0, 2), pick(0, 6)};
+  spec.x.push_back(pick(1, 6) + (spec.kernel[0] - 1) * spec.dilations[0]);
+  spec.x.push_back(pick(1, 90) * spec.strides[1] + (spec.kernel[1] - 1) * spec.dilations[1]);
+  Case c = test::make_conv_case(spec, cat("int8_tap_depthwise_seed_", seed), rng, 127, false);
+  auto& p = c.op.as<params::Conv>();
+  int8_t* w = p.weight.data<int8_t>();
+  for (int64_t i = 0; i < p.weight.numel(); ++i)
+    if (pick(0, 3) == 0) w[i] = pick(0, 1) ? -128 : 127;
+  const bool u8 = c.qx.type == DType::UInt8;
+  c.qx.zero_point = u8 ? (pick(0, 1) ? 255 : 0) : (pick(0, 1) ? 127 : -128);
+  return c;
+}
+
+TEST(GemmS16, Int8TapDepthwiseMatchesReferenceAtTheEndsOfTheRanges) { check_every_isa(int8_tap_depthwise, 23000, 60); }
+
 TEST(GemmS16, StrideTwoDepthwiseMatchesReferenceOnEvenColumnPairs) { check_every_isa(stride_two_depthwise, 22000, 40); }
 
 TEST(GemmS16, WideRowsMatchReferenceThroughTheVectorIm2col) {
