@@ -21,7 +21,7 @@ struct DepthwiseRowArgs {
   const int32_t* w;            // KH x KW taps
   int64_t KH, KW, sx, dw, OW;
   int64_t group_step = 0;  // _pairs / _quads: row elements from one tap group to the next (G dw,
-                           // or on a plane of even-column groups 1 (pairs) or 2 (quads), sx then 1)
+                           // or 1 on a plane of even-column pairs, where sx is then 1)
 };
 using DepthwiseRowS32Fn = void (*)(const DepthwiseRowArgs& a, int32_t* out);
 using DepthwiseRowS64Fn = void (*)(const DepthwiseRowArgs& a, int64_t* out);
@@ -67,9 +67,6 @@ void depthwise_shifted_row_avx512(const void* src, int64_t W, int64_t pl, uint8_
 // BW): out[j] = (u[j], u[j + dw], u[j + 2 dw], u[j + 3 dw]) for j < n rounded up to 16 (out
 // writable and u readable that far, u 3 dw more).
 void depthwise_quad_row_avx512vnni(const uint8_t* u, int64_t dw, int64_t n, int32_t* out);
-// The _quads plane row of a stride-2, dilation-1 conv (even-column quads): out[i] = (u[2i], ..,
-// u[2i + 3]) for i < n rounded up to 16 (u readable to 2 n + 2, n rounded so).
-void depthwise_quad_half_row_avx512vnni(const uint8_t* u, int64_t n, int32_t* out);
 // Per channel of rows x KH x KW taps: the KH x ceil(KW / 2) tap pairs of the _pairs kernel.
 void depthwise_pair_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* pairs);
 // The same as quads of signed bytes for the _quads kernel (taps within int8), ceil(KW / 4) per

@@ -210,26 +210,6 @@ void depthwise_quad_row_avx512vnni(const uint8_t* u, int64_t dw, int64_t n, int3
   }
 }
 
-void depthwise_quad_half_row_avx512vnni(const uint8_t* u, int64_t n, int32_t* out) {
-  const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
-  int64_t i = 0;
-  for (; i + 32 <= n; i += 32) {
-    // Words w(k) = (u(2k), u(2k + 1)): out[i + k] = (w(i + k), w(i + k + 1)), interleaved within
-    // 128-bit lanes and put in order by two-source qword permutes.
-    const __m512i a = _mm512_loadu_si512(u + 2 * i), b = _mm512_loadu_si512(u + 2 * i + 2);
-    const __m512i lo = _mm512_unpacklo_epi16(a, b), hi = _mm512_unpackhi_epi16(a, b);
-    _mm512_storeu_si512(out + i, _mm512_permutex2var_epi64(lo, first, hi));
-    _mm512_storeu_si512(out + i + 16, _mm512_permutex2var_epi64(lo, second, hi));
-  }
-  for (; i < n; i += 16) {  // half of the above
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 2 * i)),
-                  b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(u + 2 * i + 2));
-    const __m256i lo = _mm256_unpacklo_epi16(a, b), hi = _mm256_unpackhi_epi16(a, b);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_permute2x128_si256(lo, hi, 0x20));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
-  }
-}
-
 namespace {
 
 // c(j0 + k) for k < 16: the centered codes of columns j0 .. j0 + 15, 0 outside [pl, pl + W).

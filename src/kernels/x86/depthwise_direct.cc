@@ -35,20 +35,23 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
   // 16 columns past OW, and one more value for the stride-2 permute).
   const int64_t PH = (OH - 1) * sy + (KH - 1) * dh + 1, PW = (OWr - 1) * sx + (KW - 1) * dw + 2;
   const int64_t pt = w.pad_begin[1], pl = w.pad_begin[2], zx = c.in_q[0].zero_point;
-  const bool quads = !x16 && pw.depthwise_quads && wt.rank() == 4;
+  // Quads where the plane's rows serve several output rows each: at column stride 2 (dilation
+  // 1) the plane of even-column pairs took less to build than quads saved (OCR det's stride-2
+  // 3x3 and 5x5 layers 0.16-0.20 -> 0.19-0.22 ms; its stride-1 5x5 ones 0.39 -> 0.33).
+  const bool quads = !x16 && pw.depthwise_quads && wt.rank() == 4 && !(sx == 2 && dw == 1);
   const bool pairs = !x16 && !quads && pw.depthwise_pairs && wt.rank() == 4;
   const int64_t G = quads ? 4 : 2, KG = (KW + G - 1) / G;
-  // Stride 2, dilation 1: every group a tap group reads starts on an even column, (c(2i), ..,
-  // c(2i + G - 1)). The plane then holds only those groups (RS: half a row's columns), and the
-  // row kernel reads them with stride 1 (quads: two entries from one group to the next): no
-  // strided gathers, half the plane to build.
-  const bool halves = (pairs || quads) && sx == 2 && dw == 1;
+  // Stride 2, dilation 1 (pairs): every pair a tap pair reads starts on an even column,
+  // (c(2i), c(2i + 1)), which is the row's centered codes as consecutive int16 values. The plane
+  // then holds only those pairs (RS = half a row's columns), and the row kernel reads them with
+  // stride 1 and one pair per tap pair: no strided gathers, half the plane to build.
+  const bool halves = pairs && sx == 2 && dw == 1;
   // Quads: the plane row (RS entries, as far as the kernel reads, rounded up to the builders'
   // 16 a step) from a row of shifted codes padded with z_u (UW bytes: as far as the builders
   // read, rounded up to the 64 bytes a step of depthwise_shifted_row_avx512).
   const int64_t QW = (OWr - 1) * sx + (4 * KG - 1) * dw + 2;
-  const int64_t RS = quads ? (halves ? (OWr + 2 * KG + 15) / 16 * 16 : (QW + 15) / 16 * 16) : halves ? OWr + KG + 1 : PW;
-  const int64_t UW = quads ? (std::max(halves ? 2 * RS + 2 : RS + 3 * dw, pl + W) + 63) / 64 * 64 : 0;
+  const int64_t RS = quads ? (QW + 15) / 16 * 16 : halves ? OWr + KG + 1 : PW;
+  const int64_t UW = quads ? (std::max(RS + 3 * dw, pl + W) + 63) / 64 * 64 : 0;
   const bool x_signed = x.dtype() == DType::Int8;
   const int64_t zu = zx + (x_signed ? 128 : 0);  // quads: u = q - z_x + z_u = q (+ 128 for int8)
   qref::ChannelRequant rq(c);
@@ -73,8 +76,7 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
               continue;
             }
             depthwise_shifted_row_avx512(xp + ih * W, W, pl, x_signed ? 0x80 : 0, static_cast<uint8_t>(zu), UW, urow);
-            if (halves) depthwise_quad_half_row_avx512vnni(urow, RS, row);
-            else depthwise_quad_row_avx512vnni(urow, dw, RS, row);
+            depthwise_quad_row_avx512vnni(urow, dw, RS, row);
             continue;
           }
           if (ih < 0 || ih >= H) {
@@ -98,7 +100,7 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
         const int32_t* taps = quads   ? pw.depthwise_quad_taps.data() + m * KH * KG
                               : pairs ? pw.depthwise_pair_taps.data() + m * KH * KG
                                       : pw.depthwise_taps.data() + m * geo.ks;
-        DepthwiseRowArgs args{rows, taps, KH, KW, halves ? 1 : sx, dw, OW, halves ? (quads ? 2 : 1) : G * dw};
+        DepthwiseRowArgs args{rows, taps, KH, KW, halves ? 1 : sx, dw, OW, halves ? 1 : G * dw};
         Y* out = py + nm * geo.out_plane;
         if (!x16) {
           // The plane's int32 sums, rows OWr apart (as far as a row kernel writes), two output
