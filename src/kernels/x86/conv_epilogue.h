@@ -17,7 +17,26 @@ struct RequantFns {
   RequantRowFn row = nullptr;      // RQ in place
   RequantStoreFn store = nullptr;  // RQ and the store of the codes in one pass
   RequantChannelsFn channels = nullptr;  // RQ across channels into channel-fastest outputs
+  RequantChannelsFn rows = nullptr;      // RQ of several channels' rows into channel-major outputs
 };
+
+// The int32 constants of the multi-channel vector epilogues (requant.h's _rows_ and _channels_)
+// for channels j0 .. j0 + n - 1 of a non-wide layer: b[j] = bias - z_u w_sum[j] (w_sum null: no
+// zero term), m and n; false (the caller takes requant_store) where the layer is wide or a
+// constant or the clamp leaves their conditions.
+inline bool vector_requant_constants(const qref::ChannelRequant& rq, int64_t j0, int64_t n, int64_t zu,
+                                     const int32_t* w_sum, int32_t* b32, int32_t* m32, int32_t* n32) {
+  auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+  if (rq.wide || !fits(rq.r.lo - rq.zy) || !fits(rq.r.hi - rq.zy) || !fits(rq.zy)) return false;
+  for (int64_t jj = 0; jj < n; ++jj) {
+    const int64_t j = j0 + jj, b = rq.bias[j] - (w_sum ? zu * w_sum[j] : 0);
+    if (!fits(b) || rq.mult[j] <= 0 || rq.mult[j] > INT32_MAX || rq.shift[j] < 1 || rq.shift[j] > 62) return false;
+    b32[jj] = static_cast<int32_t>(b);
+    m32[jj] = static_cast<int32_t>(rq.mult[j]);
+    n32[jj] = static_cast<int32_t>(rq.shift[j]);
+  }
+  return true;
+}
 
 // out[i] = RQ(bias[ch] - zero_term + sum[i]) (13) for `count` int32 sums of channel ch.
 // zero_term folds the u8 x s8 GEMM's z_u sum w into the bias: its sums are sum (u - z_u) w +

@@ -342,6 +342,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     pw->requant64 = requant_row_s64_avx512;
     pw->requant.store = requant_store_s32_avx512;
     pw->requant.channels = requant_channels_s32_avx512;
+    pw->requant.rows = requant_rows_s32_avx512;
   }
   bool depthwise = is_depthwise(op);
   const GemmPairsKernel* pairs = gemm_s16_pairs_for(isa);
@@ -701,16 +702,7 @@ void matmul_gemm(qref::QContext& c, const PackedWeights& pw) {
           // classifier's 6,625 channels had cost 0.26 ms in calls of 40 sums at 1 thread).
           int32_t* b32 = task_buffer<int32_t, __LINE__>(static_cast<size_t>(3 * nj));
           int32_t *m32 = b32 + nj, *n32 = m32 + nj;
-          auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
-          bool ok = fits(rq.r.lo - rq.zy) && fits(rq.r.hi - rq.zy) && fits(rq.zy);
-          for (int64_t jj = 0; jj < nj && ok; ++jj) {
-            const int64_t j = j0 + jj, b = rq.bias[j] - xu.zu * pw.w8_sum[static_cast<size_t>(j)];
-            ok = fits(b) && rq.mult[j] > 0 && rq.mult[j] <= INT32_MAX && rq.shift[j] >= 1 && rq.shift[j] <= 62;
-            b32[jj] = static_cast<int32_t>(b);
-            m32[jj] = static_cast<int32_t>(rq.mult[j]);
-            n32[jj] = static_cast<int32_t>(rq.shift[j]);
-          }
-          if (ok) {
+          if (vector_requant_constants(rq, j0, nj, xu.zu, pw.w8_sum.data(), b32, m32, n32)) {
             pw.requant.channels(acc, np, nj, nr, b32, m32, n32, static_cast<int32_t>(rq.r.lo - rq.zy),
                                 static_cast<int32_t>(rq.r.hi - rq.zy), static_cast<int32_t>(rq.zy), yp + r0 * N + j0, N,
                                 static_cast<int>(sizeof(T)));

@@ -40,6 +40,14 @@ void requant_channels_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, in
                                  const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z, void* out,
                                  int64_t ldo, int out_bytes);
 
+// The same (13) for channel-major outputs, a row of ni sums per channel (a conv's output
+// positions): out[j ldo + i] = SAT_[lo_z, hi_z](RSH((bias[j] + sum[j lds + i]) · m[j], n[j])) + z
+// for j < nj, i < ni, in one call (requant_avx512.cc; calls of 64 sums a channel had spent as much
+// on the call as on the sums). Requires what requant_channels_s32_avx512 does.
+void requant_rows_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
+                             const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z, void* out,
+                             int64_t ldo, int out_bytes);
+
 // (5) for float32 inputs (quantize_avx2.cc, AVX2): out[i] = SAT_[lo, hi](R(x[i] / scale) + z)
 // exactly as fx::quantize, for i < count rounded down to 4; returns how many it did. Requires
 // lo, hi and z within int32 (8/16-bit codes).

@@ -1,5 +1,6 @@
-// requant_store_s32_avx512 (requant.h): (13) on sixteen int32 sums per step and the store of
-// the codes, 8- or 16-bit: the GEMM paths' epilogue in one pass, the last partial step masked.
+// requant_store_s32_avx512 / _rows_ / _channels_ (requant.h): (13) on sixteen int32 sums per step
+// and the store of the codes, 8- or 16-bit: the GEMM paths' epilogue in one pass, the last
+// partial step masked.
 // Compiled with -mavx512f -mavx512bw -mavx512vl (byte and word masked stores); only called on
 // CPUs of the avx512vnni ISA, which have them.
 //
@@ -15,8 +16,13 @@
 
 namespace fixpoint::xk {
 
-int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z,
-                                 int32_t hi_z, int32_t z, void* out, int out_bytes) {
+namespace {
+
+// (13) and the store of `count` sums of one channel; with Check, stops before the first step of
+// sixteen where bias + sum leaves int32 and returns how many codes it stored.
+template <bool Check>
+inline int64_t store_row(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z, int32_t hi_z,
+                         int32_t z, void* out, int out_bytes) {
   const __m512i vb = _mm512_set1_epi32(bias), vm = _mm512_set1_epi64(m);
   const __m512i half = _mm512_set1_epi64(int64_t{1} << (n - 1));
   const __m128i cnt = _mm_cvtsi32_si128(n);
@@ -31,7 +37,8 @@ int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias
     __m512i a = _mm512_add_epi32(s, vb);
     // bias + sum left int32 in a lane (a wide layer's row may): signs of both operands differ
     // from the wrapped sum's. Those lanes and the rest are the caller's.
-    if (_mm512_cmplt_epi32_mask(_mm512_and_si512(_mm512_xor_si512(a, s), _mm512_xor_si512(a, vb)), _mm512_setzero_si512()))
+    if (Check &&
+        _mm512_cmplt_epi32_mask(_mm512_and_si512(_mm512_xor_si512(a, s), _mm512_xor_si512(a, vb)), _mm512_setzero_si512()))
       return i;
     __m512i ve = rq(_mm512_mul_epi32(a, vm));                         // lanes 0, 2, ..., 14
     __m512i vo = rq(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm));  // lanes 1, 3, ..., 15
@@ -42,6 +49,21 @@ int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias
       _mm256_mask_storeu_epi16(static_cast<char*>(out) + 2 * i, k, _mm512_cvtepi32_epi16(v));
   }
   return count;
+}
+
+}  // namespace
+
+int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z,
+                                 int32_t hi_z, int32_t z, void* out, int out_bytes) {
+  return store_row<true>(sum, count, bias, m, n, lo_z, hi_z, z, out, out_bytes);
+}
+
+void requant_rows_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
+                             const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z, void* out,
+                             int64_t ldo, int out_bytes) {
+  for (int64_t j = 0; j < nj; ++j)
+    store_row<false>(sum + j * lds, ni, bias[j], m[j], n[j], lo_z, hi_z, z, static_cast<char*>(out) + j * ldo * out_bytes,
+                     out_bytes);
 }
 
 void requant_channels_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
