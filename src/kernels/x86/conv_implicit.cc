@@ -667,13 +667,17 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* yp = y.data<T>();
-    // Where no position is dropped (Wq = OW: 1x1 convs) the codes go straight to the output,
-    // every channel of a task in one call of the rows epilogue where the layer meets its
-    // conditions (per channel, calls of 64 sums had spent as much on the call as on the sums).
+    // Per task: (13) over its nq sums of each channel at once (dropped positions included: one
+    // vector epilogue per channel instead of one per output row; on ResNet-18's 7 x 7 layers,
+    // seven calls of seven codes had been 8% slower), every channel in one call of the rows
+    // epilogue where the layer meets its conditions (calls of 64 sums a channel had spent as much
+    // on the call as on the sums). Where no position is dropped (Wq = OW: 1x1 convs) the codes go
+    // straight to the output, else the valid runs are copied.
     // (The caller thread's buffer, read by every task of this op.)
     int32_t* consts = task_buffer<int32_t, __LINE__>(static_cast<size_t>(3 * M));
-    const bool rows_epilogue = qp.Wq == OW && pw.requant.rows && sizeof(T) <= 2 &&
+    const bool rows_epilogue = pw.requant.rows && sizeof(T) <= 2 &&
                                vector_requant_constants(rq, 0, M, zu, pw.w8_sum.data(), consts, consts + M, consts + 2 * M);
+    const bool direct = qp.Wq == OW;
     parallel_for(tasks.count, c.threads, [&](int64_t task) {
       int64_t bg, p0, nq, m0;
       tasks.decode(task, bg, p0, nq, m0);
@@ -681,30 +685,25 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
       int64_t np = ceil_div(nq, kern.n_align) * kern.n_align;
       int64_t rows = std::min(tasks.mb, mg - m0);
       int32_t* acc = in.gemm(kern, qp, bg, p0, pw.w8.data() + (g * mg + m0) * Kp, rows, np, Kp);
-      // Per channel: (13) over the task's nq sums at once (dropped positions included: one
-      // vector epilogue call per channel instead of one per output row), then the valid runs
-      // copied. Per output row it had been seven calls of seven codes on ResNet-18's 7 x 7
-      // layers; at once, conv1 0.645 -> 0.596 ms and the 56 x 56 layers -3% (one thread).
+      const int64_t m1 = g * mg + m0;  // the task's first channel
+      T* out = yp + (b * M + m1) * OH * OW;
+      T* codes = direct ? nullptr : task_buffer<T, __LINE__>(static_cast<size_t>(rows * np));
+      T* dst = direct ? out + p0 : codes;
+      const int64_t ld = direct ? OH * OW : np;
       if (rows_epilogue) {
-        const int64_t m = g * mg + m0;
-        pw.requant.rows(acc, np, rows, nq, consts + m, consts + M + m, consts + 2 * M + m,
+        pw.requant.rows(acc, np, rows, nq, consts + m1, consts + M + m1, consts + 2 * M + m1,
                         static_cast<int32_t>(rq.r.lo - rq.zy), static_cast<int32_t>(rq.r.hi - rq.zy),
-                        static_cast<int32_t>(rq.zy), yp + (b * M + m) * OH * OW + p0, OH * OW, static_cast<int>(sizeof(T)));
-        return;
+                        static_cast<int32_t>(rq.zy), dst, ld, static_cast<int>(sizeof(T)));
+      } else {
+        for (int64_t mi = 0; mi < rows; ++mi)
+          requant_store(rq, pw.requant, m1 + mi, zu * pw.w8_sum[static_cast<size_t>(m1 + mi)], acc + mi * np, nq,
+                        dst + mi * ld);
       }
-      T* codes = task_buffer<T, __LINE__>(static_cast<size_t>(np));
-      for (int64_t mi = 0; mi < rows; ++mi) {
-        int64_t m = g * mg + m0 + mi;
-        T* out = yp + (b * M + m) * OH * OW;
-        if (qp.Wq == OW) {
-          requant_store(rq, pw.requant, m, zu * pw.w8_sum[static_cast<size_t>(m)], acc + mi * np, nq, out + p0);
-          continue;
-        }
-        requant_store(rq, pw.requant, m, zu * pw.w8_sum[static_cast<size_t>(m)], acc + mi * np, nq, codes);
+      if (direct) return;
+      for (int64_t mi = 0; mi < rows; ++mi)
         for_each_valid_run(p0, nq, qp.Wq, OW, [&](int64_t p, int64_t oh, int64_t ow, int64_t run) {
-          std::memcpy(out + oh * OW + ow, codes + (p - p0), static_cast<size_t>(run) * sizeof(T));
+          std::memcpy(out + mi * OH * OW + oh * OW + ow, codes + mi * np + (p - p0), static_cast<size_t>(run) * sizeof(T));
         });
-      }
     });
   });
 }
