@@ -58,12 +58,15 @@ void depthwise_half_row_avx512vnni(const void* src, bool is_signed, int64_t W, i
 void depthwise_row_quads_avx512vnni(const DepthwiseRowArgs& a, int32_t* out);
 void depthwise_two_rows_quads_avx512vnni(const DepthwiseRowArgs& a, const int32_t* const* rows1, int32_t* out0,
                                          int32_t* out1);
-// One row of the _quads plane from a row of W 8-bit codes placed at column pl of a row of z_u
-// (AVX-512 F + BW): out[j] = (u(j), u(j + dw), u(j + 2 dw), u(j + 3 dw)) for j < n rounded up to
-// 16 (out writable that far), u(j) = src[j - pl] ^ flip (flip 0x80: int8 codes + 128) inside the
-// row and z_u outside it (src's W bytes the only ones read).
-void depthwise_quad_row_avx512vnni(const void* src, int64_t W, int64_t pl, uint8_t flip, uint8_t zu, int64_t dw,
-                                   int64_t n, int32_t* out);
+// The row u of shifted codes the _quads planes are built from (AVX-512 F + BW): u[j] =
+// src[j - pl] ^ flip (flip 0x80: int8 codes + 128) for j in [pl, pl + W), z_u elsewhere, for
+// j < n (u writable to max(n, pl + W) rounded up to 64, plus 64; src's W bytes the only ones read).
+void depthwise_shifted_row_avx512(const void* src, int64_t W, int64_t pl, uint8_t flip, uint8_t zu, int64_t n,
+                                  uint8_t* u);
+// One row of the _quads plane from a row u of shifted codes (AVX-512 F + BW): out[j] = (u[j],
+// u[j + dw], u[j + 2 dw], u[j + 3 dw]) for j < n rounded up to 16 (out writable and u readable
+// that far, u 3 dw more).
+void depthwise_quad_row_avx512vnni(const uint8_t* u, int64_t dw, int64_t n, int32_t* out);
 // Per channel of rows x KH x KW taps: the KH x ceil(KW / 2) tap pairs of the _pairs kernel.
 void depthwise_pair_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* pairs);
 // The same as quads of signed bytes for the _quads kernel (taps within int8), ceil(KW / 4) per

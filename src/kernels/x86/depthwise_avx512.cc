@@ -164,22 +164,27 @@ void depthwise_two_rows_quads_avx512vnni(const DepthwiseRowArgs& a, const int32_
   depthwise_two_rows_any<4>(a, rows1, out0, out1);
 }
 
-void depthwise_quad_row_avx512vnni(const void* src, int64_t W, int64_t pl, uint8_t flip, uint8_t zu, int64_t dw,
-                                   int64_t n, int32_t* out) {
-  const int8_t* s8 = static_cast<const int8_t*>(src);
+void depthwise_shifted_row_avx512(const void* src, int64_t W, int64_t pl, uint8_t flip, uint8_t zu, int64_t n,
+                                  uint8_t* u) {
   const __m512i vz = _mm512_set1_epi8(static_cast<char>(zu)), vf = _mm512_set1_epi8(static_cast<char>(flip));
-  // u(col .. col + 63): inside the row one load (and the flip), at its ends a masked load (which
-  // reads, and may fault on, no masked-out byte) blended with z_u.
-  auto bytes64 = [&](int64_t col) {
-    const int64_t lo = std::clamp<int64_t>(pl - col, 0, 64), hi = std::clamp<int64_t>(pl + W - col, lo, 64);
-    if (lo == 0 && hi == 64) return _mm512_xor_si512(_mm512_loadu_si512(s8 + (col - pl)), vf);
-    const __mmask64 in = hi == lo ? 0 : (hi - lo == 64 ? ~__mmask64{0} : ((__mmask64{1} << (hi - lo)) - 1) << lo);
-    return _mm512_mask_blend_epi8(in, vz, _mm512_xor_si512(_mm512_maskz_loadu_epi8(in, s8 + (col - pl)), vf));
-  };
-  auto bytes16 = [&](int64_t col) { return _mm512_castsi512_si128(bytes64(col)); };
+  const int8_t* s8 = static_cast<const int8_t*>(src);
+  // z_u up to the row, the row's codes (flipped), z_u after it: whole stores, each part
+  // overwriting the slack of the one before (u is written up to n rounded up to 64, plus 64).
+  for (int64_t j = 0; j < pl; j += 64) _mm512_storeu_si512(u + j, vz);
+  int64_t j = 0;
+  for (; j + 64 <= W; j += 64) _mm512_storeu_si512(u + pl + j, _mm512_xor_si512(_mm512_loadu_si512(s8 + j), vf));
+  if (j < W) {  // a masked load reads (and may fault on) no masked-out byte
+    const __mmask64 in = (__mmask64{1} << (W - j)) - 1;
+    _mm512_storeu_si512(u + pl + j, _mm512_xor_si512(_mm512_maskz_loadu_epi8(in, s8 + j), vf));
+  }
+  for (j = pl + W; j < n; j += 64) _mm512_storeu_si512(u + j, vz);
+}
+
+void depthwise_quad_row_avx512vnni(const uint8_t* u, int64_t dw, int64_t n, int32_t* out) {
   int64_t j = 0;
   for (; j + 64 <= n; j += 64) {
-    const __m512i a = bytes64(j), b = bytes64(j + dw), c = bytes64(j + 2 * dw), d = bytes64(j + 3 * dw);
+    const __m512i a = _mm512_loadu_si512(u + j), b = _mm512_loadu_si512(u + j + dw), c = _mm512_loadu_si512(u + j + 2 * dw),
+                  d = _mm512_loadu_si512(u + j + 3 * dw);
     // Within each 128-bit lane L (columns 16 L .. 16 L + 15): bytes interleaved to words
     // (u(j), u(j + dw)) and (u(j + 2 dw), u(j + 3 dw)), words to dwords; q_i holds columns
     // 16 L + 4 i .. 16 L + 4 i + 3 in lane L.
@@ -196,7 +201,8 @@ void depthwise_quad_row_avx512vnni(const void* src, int64_t W, int64_t pl, uint8
     _mm512_storeu_si512(out + j + 48, _mm512_shuffle_i32x4(t2, t3, 0xDD));
   }
   for (; j < n; j += 16) {  // one 128-bit lane of the above
-    const __m128i a = bytes16(j), b = bytes16(j + dw), c = bytes16(j + 2 * dw), d = bytes16(j + 3 * dw);
+    auto at = [&](int64_t k) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(u + j + k)); };
+    const __m128i a = at(0), b = at(dw), c = at(2 * dw), d = at(3 * dw);
     const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
     const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
     __m128i* o = reinterpret_cast<__m128i*>(out + j);

@@ -46,9 +46,12 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
   // then holds only those pairs (RS = half a row's columns), and the row kernel reads them with
   // stride 1 and one pair per tap pair: no strided gathers, half the plane to build.
   const bool halves = pairs && sx == 2 && dw == 1;
-  // Quads: plane rows as far as the kernel reads, rounded up to the builder's 16 a step.
+  // Quads: plane rows as far as the kernel reads, rounded up to the builder's 16 a step, built
+  // from a row of shifted codes padded with z_u (UN bytes: as far as the builder reads; UW: as
+  // far as depthwise_shifted_row_avx512 writes).
   const int64_t QW = (OWr - 1) * sx + (4 * KG - 1) * dw + 2;
   const int64_t RS = quads ? (QW + 15) / 16 * 16 : halves ? OWr + KG + 1 : PW;
+  const int64_t UN = RS + 3 * dw + 16, UW = (std::max(UN, pl + W) + 63) / 64 * 64 + 64;
   const bool x_signed = x.dtype() == DType::Int8;
   const int64_t zu = zx + (x_signed ? 128 : 0);  // quads: u = q - z_x + z_u = q (+ 128 for int8)
   qref::ChannelRequant rq(c);
@@ -63,6 +66,7 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
         int64_t m = nm % geo.M;
         const X* xp = px + nm * geo.in_plane;
         int32_t* plane = task_buffer<int32_t, __LINE__>(static_cast<size_t>(PH * RS));
+        uint8_t* urow = quads ? task_buffer<uint8_t, __LINE__>(static_cast<size_t>(UW)) : nullptr;
         for (int64_t r = 0; r < PH; ++r) {
           int32_t* row = plane + r * RS;
           int64_t ih = r - pt, lo = std::clamp<int64_t>(pl, 0, PW), hi = std::clamp<int64_t>(pl + W, lo, PW);
@@ -71,7 +75,8 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
               std::fill(row, row + RS, static_cast<int32_t>(static_cast<uint32_t>(zu) * 0x01010101u));
               continue;
             }
-            depthwise_quad_row_avx512vnni(xp + ih * W, W, pl, x_signed ? 0x80 : 0, static_cast<uint8_t>(zu), dw, RS, row);
+            depthwise_shifted_row_avx512(xp + ih * W, W, pl, x_signed ? 0x80 : 0, static_cast<uint8_t>(zu), UN, urow);
+            depthwise_quad_row_avx512vnni(urow, dw, RS, row);
             continue;
           }
           if (ih < 0 || ih >= H) {
