@@ -19,14 +19,18 @@ namespace fixpoint::xk {
 namespace {
 
 // (13) and the store of `count` sums of one channel; with Check, stops before the first step of
-// sixteen where bias + sum leaves int32 and returns how many codes it stored.
-template <bool Check>
+// sixteen where bias + sum leaves int32 and returns how many codes it stored. With High (n >= 32):
+// RSH(p, n) = floor((p + 2^(n-1)) / 2^32) >> (n - 32) (floor division in two steps), the first
+// step the high 32 bits of each 64-bit lane, so the shift and the clamp run on sixteen 32-bit
+// lanes instead of twice eight 64-bit ones (the result within int32: |p| < 2^62).
+template <bool Check, bool High>
 inline int64_t store_row(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z, int32_t hi_z,
                          int32_t z, void* out, int out_bytes) {
   const __m512i vb = _mm512_set1_epi32(bias), vm = _mm512_set1_epi64(m);
   const __m512i half = _mm512_set1_epi64(int64_t{1} << (n - 1));
-  const __m128i cnt = _mm_cvtsi32_si128(n);
+  const __m128i cnt = _mm_cvtsi32_si128(High ? n - 32 : n);
   const __m512i lo = _mm512_set1_epi64(lo_z), hi = _mm512_set1_epi64(hi_z), vz = _mm512_set1_epi32(z);
+  const __m512i lo32 = _mm512_set1_epi32(lo_z), hi32 = _mm512_set1_epi32(hi_z);
   auto rq = [&](__m512i p) {
     return _mm512_min_epi64(_mm512_max_epi64(_mm512_sra_epi64(_mm512_add_epi64(p, half), cnt), lo), hi);
   };
@@ -40,9 +44,17 @@ inline int64_t store_row(const int32_t* sum, int64_t count, int32_t bias, int64_
     if (Check &&
         _mm512_cmplt_epi32_mask(_mm512_and_si512(_mm512_xor_si512(a, s), _mm512_xor_si512(a, vb)), _mm512_setzero_si512()))
       return i;
-    __m512i ve = rq(_mm512_mul_epi32(a, vm));                         // lanes 0, 2, ..., 14
-    __m512i vo = rq(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm));  // lanes 1, 3, ..., 15
-    __m512i v = _mm512_add_epi32(_mm512_mask_blend_epi32(0xAAAA, ve, _mm512_slli_epi64(vo, 32)), vz);
+    __m512i v;
+    if constexpr (High) {
+      const __m512i e = _mm512_add_epi64(_mm512_mul_epi32(a, vm), half);                         // lanes 0, 2, ..
+      const __m512i o = _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm), half);  // lanes 1, 3, ..
+      v = _mm512_sra_epi32(_mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(e, 32), o), cnt);
+      v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo32), hi32), vz);
+    } else {
+      __m512i ve = rq(_mm512_mul_epi32(a, vm));                         // lanes 0, 2, ..., 14
+      __m512i vo = rq(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), vm));  // lanes 1, 3, ..., 15
+      v = _mm512_add_epi32(_mm512_mask_blend_epi32(0xAAAA, ve, _mm512_slli_epi64(vo, 32)), vz);
+    }
     if (out_bytes == 1)
       _mm_mask_storeu_epi8(static_cast<char*>(out) + i, k, _mm512_cvtepi32_epi8(v));
     else
@@ -51,19 +63,26 @@ inline int64_t store_row(const int32_t* sum, int64_t count, int32_t bias, int64_
   return count;
 }
 
+template <bool Check>
+inline int64_t store_row_any(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z,
+                             int32_t hi_z, int32_t z, void* out, int out_bytes) {
+  return n >= 32 ? store_row<Check, true>(sum, count, bias, m, n, lo_z, hi_z, z, out, out_bytes)
+                 : store_row<Check, false>(sum, count, bias, m, n, lo_z, hi_z, z, out, out_bytes);
+}
+
 }  // namespace
 
 int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z,
                                  int32_t hi_z, int32_t z, void* out, int out_bytes) {
-  return store_row<true>(sum, count, bias, m, n, lo_z, hi_z, z, out, out_bytes);
+  return store_row_any<true>(sum, count, bias, m, n, lo_z, hi_z, z, out, out_bytes);
 }
 
 void requant_rows_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
                              const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z, void* out,
                              int64_t ldo, int out_bytes) {
   for (int64_t j = 0; j < nj; ++j)
-    store_row<false>(sum + j * lds, ni, bias[j], m[j], n[j], lo_z, hi_z, z, static_cast<char*>(out) + j * ldo * out_bytes,
-                     out_bytes);
+    store_row_any<false>(sum + j * lds, ni, bias[j], m[j], n[j], lo_z, hi_z, z,
+                         static_cast<char*>(out) + j * ldo * out_bytes, out_bytes);
 }
 
 void requant_channels_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,

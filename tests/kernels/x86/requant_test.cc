@@ -46,5 +46,67 @@ TEST(RequantRow, Avx2MatchesScalarRequantizeBitExactly) {
   }
 }
 
+// The AVX-512 one-pass store and its rows form (several channels, each its own bias,
+// multiplier and shift, as the 1x1 convs call it), on both of their paths: n < 32 (the 64-bit
+// shift and clamp) and n >= 32 (the high halves, shifted and clamped in 32 bits).
+TEST(RequantStore, Avx512StoreAndRowsMatchScalarRequantizeBitExactly) {
+  if (!cpu_supports("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  uint32_t first = 1, count = 2000;
+  if (const char* s = std::getenv("FIXPOINT_TEST_SEED")) first = static_cast<uint32_t>(std::strtoul(s, nullptr, 10)), count = 1;
+  int high = 0, low = 0;
+  for (uint32_t seed = first; seed < first + count; ++seed) {
+    std::mt19937_64 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    const int64_t rows = pick(1, 4), ni = pick(0, 70);
+    bool u8 = pick(0, 1) == 1, wide_out = pick(0, 2) == 0;
+    fx::Range r = wide_out ? fx::Range{-32768, 32767} : u8 ? fx::Range{0, 255} : fx::Range{-128, 127};
+    r.lo = pick(r.lo, (r.lo + r.hi) / 2);
+    const int64_t z = pick(r.lo, r.hi);
+    const int bytes = wide_out ? 2 : 1;
+    std::vector<int32_t> sum(static_cast<size_t>(rows * ni)), bias(rows), mult(rows), shift(rows);
+    std::vector<int64_t> want(sum.size());
+    for (int64_t j = 0; j < rows; ++j) {
+      int n = static_cast<int>(pick(0, 4) == 0 ? (pick(0, 1) ? 1 : 62) : pick(0, 1) ? pick(32, 40) : pick(1, 62));
+      int64_t m = pick(0, 4) == 0 ? (int64_t{1} << 31) - 1 : pick(1, (int64_t{1} << 31) - 1);
+      if (pick(0, 2) == 0) m = pick(1, int64_t{1} << 12);
+      int64_t b = pick(-(int64_t{1} << 30), int64_t{1} << 30), room = (int64_t{1} << 31) - 1 - std::abs(b);
+      int64_t scale = pick(0, 3) == 0 ? room : pick(0, 1 << 20);
+      bias[j] = static_cast<int32_t>(b), mult[j] = static_cast<int32_t>(m), shift[j] = n;
+      (n >= 32 ? high : low) += 1;
+      for (int64_t i = 0; i < ni; ++i) {
+        int64_t v = pick(0, 9) == 0 ? (pick(0, 1) ? room : -room) : pick(-scale, scale);
+        sum[j * ni + i] = static_cast<int32_t>(v);
+        want[j * ni + i] = fx::requantize(b + v, {m, n}, z, r);
+      }
+    }
+    auto code = [&](const std::vector<uint8_t>& out, int64_t k) -> int64_t {
+      if (bytes == 2) return static_cast<int16_t>(out[2 * k] | (out[2 * k + 1] << 8));
+      return u8 ? out[k] : static_cast<int8_t>(out[k]);
+    };
+    const int32_t lo_z = static_cast<int32_t>(r.lo - z), hi_z = static_cast<int32_t>(r.hi - z), z32 = static_cast<int32_t>(z);
+    // One channel at a time, one past the end guarded (the store writes count codes only).
+    for (int64_t j = 0; j < rows; ++j) {
+      std::vector<uint8_t> out(static_cast<size_t>((ni + 1) * bytes), 0xA5);
+      ASSERT_EQ(xk::requant_store_s32_avx512(sum.data() + j * ni, ni, bias[j], mult[j], shift[j], lo_z, hi_z, z32,
+                                             out.data(), bytes), ni) << "seed " << seed;
+      for (int64_t i = 0; i < ni; ++i) ASSERT_EQ(code(out, i), want[j * ni + i]) << "seed " << seed << " row " << j << " i " << i << " n " << shift[j];
+      for (int k = 0; k < bytes; ++k) ASSERT_EQ(out[ni * bytes + k], 0xA5) << "seed " << seed << ": past count";
+    }
+    // All rows in one call, output rows ni + 3 apart (the gaps untouched).
+    const int64_t ldo = ni + 3;
+    std::vector<uint8_t> out(static_cast<size_t>(rows * ldo * bytes), 0xA5);
+    xk::requant_rows_s32_avx512(sum.data(), ni, rows, ni, bias.data(), mult.data(), shift.data(), lo_z, hi_z, z32,
+                                out.data(), ldo, bytes);
+    for (int64_t j = 0; j < rows; ++j) {
+      for (int64_t i = 0; i < ni; ++i) ASSERT_EQ(code(out, j * ldo + i), want[j * ni + i]) << "seed " << seed << " rows: row " << j << " i " << i;
+      for (int64_t i = ni; i < ldo; ++i)
+        for (int k = 0; k < bytes; ++k) ASSERT_EQ(out[(j * ldo + i) * bytes + k], 0xA5) << "seed " << seed << " rows: gap";
+    }
+  }
+  if (!std::getenv("FIXPOINT_TEST_SEED")) {
+    EXPECT_GT(std::min(high, low), 1000) << "both paths (n >= 32 and n < 32)";
+  }
+}
+
 }  // namespace
 }  // namespace fixpoint
