@@ -268,11 +268,19 @@ struct PairInput {
 // layers (chunks of 64, 64 | 64, 32 positions) split 128 | 96 between two threads; by channel
 // block each thread takes every chunk. (Chunks narrower than 64 to even out the positions cost
 // more than they saved: the 6 x 64 tile then runs part empty.)
+//
+// With `threads` > 1, a layer whose position tasks do not split evenly over the threads (OCR
+// rec's 240-channel 1x1 convs: 15 chunks, 8 | 7) or whose last chunk is short (480 positions:
+// 256 | 224) is split by channel block too, one block a thread where each keeps 24 channels or
+// more: each thread then takes every position of its channels, the same work. (Which thread
+// computes an output never changes its value.)
 struct ImplicitTasks {
   int64_t P, chunks, bgc, mb, mblocks, count;
-  ImplicitTasks(int64_t batch_groups, int64_t P_, int64_t mg)
+  ImplicitTasks(int64_t batch_groups, int64_t P_, int64_t mg, int threads = 1)
       : P(P_), chunks(ceil_div(P_, kPositions)), bgc(batch_groups * chunks), mb(mg) {
+    const bool uneven = bgc % threads != 0 || P % kPositions != 0;
     if (bgc < kMinTasks) mb = std::max<int64_t>(6, ceil_div(ceil_div(mg, ceil_div(kMinTasks, bgc)), 6) * 6);
+    else if (threads > 1 && uneven && mg >= 24 * threads) mb = ceil_div(ceil_div(mg, threads), 6) * 6;
     mblocks = ceil_div(mg, mb);
     count = bgc * mblocks;
   }
@@ -577,7 +585,7 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
   const int64_t P = OH * qp.Wq;
   PairInput in(c, geo, qp);
   const int64_t zu = in.zu;
-  const ImplicitTasks tasks(N * group, P, mg);
+  const ImplicitTasks tasks(N * group, P, mg, c.threads);
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* yp = y.data<T>();
@@ -662,7 +670,7 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
   QuadInput in(c, geo, qp);
   const int64_t zu = in.zu;
 
-  const ImplicitTasks tasks(N * group, P, mg);
+  const ImplicitTasks tasks(N * group, P, mg, c.threads);
   const GemmU8S8Kernel& kern = *pw.u8;
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -327,6 +327,29 @@ TEST(GemmS16, Int8TapDepthwiseMatchesReferenceAtTheEndsOfTheRanges) { check_ever
 
 TEST(GemmS16, StrideTwoDepthwiseMatchesReferenceOnEvenColumnPairs) { check_every_isa(stride_two_depthwise, 22000, 40); }
 
+// A 2-D 8-bit conv with 48-100 output channels and a position count that does not split evenly
+// into the implicit GEMM's chunks of 64 over two threads: the tasks are then split by channel
+// block, one a thread (conv_implicit.cc, ImplicitTasks), which must not change a code.
+Case many_channel_conv(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  test::ConvSpec spec;
+  spec.group = 1;
+  const bool pointwise = pick(0, 1);
+  const int64_t k = pointwise ? 1 : 3;
+  spec.x = {1, pick(1, 20)};
+  spec.M = pick(48, 100);
+  spec.kernel = {k, k};
+  spec.strides = {1, 1};
+  spec.dilations = {1, 1};
+  spec.pads = pointwise ? std::vector<int64_t>{0, 0, 0, 0} : std::vector<int64_t>{1, 1, 1, 1};
+  spec.x.push_back(pick(2, 12));
+  spec.x.push_back(pick(20, 90));
+  return test::make_conv_case(spec, cat("many_channel_conv_seed_", seed), rng, 127, false);
+}
+
+TEST(GemmS16, ChannelSplitOverThreadsMatchesReference) { check_every_isa(many_channel_conv, 24000, 30); }
+
 TEST(GemmS16, WideRowsMatchReferenceThroughTheVectorIm2col) {
   check_every_isa(random_wide_conv, 20000, 60);
   check_every_isa(random_wide_depthwise, 21000, 60);
