@@ -385,6 +385,13 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
       pw->depthwise_pairs2 = depthwise_two_rows_pairs_avx512vnni;
       pw->depthwise_pair_taps.resize(static_cast<size_t>(pw->rows * KH * ((KW + 1) / 2)));
       depthwise_pair_taps(pw->depthwise_taps.data(), pw->rows, KH, KW, pw->depthwise_pair_taps.data());
+      // 16-bit codes' byte planes on the pairs rows where each plane's int32 sums are exact.
+      pw->depthwise_split16 = true;
+      for (int64_t m = 0; m < pw->rows; ++m) {
+        int64_t a = 0;
+        for (int64_t k = 0; k < pw->K; ++k) a += std::abs(static_cast<int64_t>(pw->depthwise_taps[static_cast<size_t>(m * pw->K + k)]));
+        pw->depthwise_split16 = pw->depthwise_split16 && 256 * a < (int64_t{1} << 31);
+      }
       // Taps within int8 (8-bit weights): four a vpdpbusd instead of two a vpdpwssd.
       if (std::all_of(pw->depthwise_taps.begin(), pw->depthwise_taps.end(), [](int32_t t) { return t >= -128 && t <= 127; })) {
         pw->depthwise_quads = depthwise_row_quads_avx512vnni;

@@ -63,6 +63,7 @@ struct PackedWeights {
   DepthwiseRowS32Fn depthwise_pairs = nullptr;  // the _s32 rows two taps at a time (VNNI), on:
   std::vector<int32_t> depthwise_pair_taps;     // rows x KH x ceil(KW / 2) tap pairs (depthwise.h)
   DepthwiseTwoRowsFn depthwise_pairs2 = nullptr;  // the _pairs rows, two output rows a call
+  bool depthwise_split16 = false;  // 16-bit codes on the _pairs rows, a byte plane each (2^8 sum |w| < 2^31)
   DepthwiseRowS32Fn depthwise_quads = nullptr;     // the _s32 rows four taps at a time (VNNI, int8 taps), on:
   std::vector<int32_t> depthwise_quad_taps;        // rows x KH x ceil(KW / 4) tap quads (depthwise.h)
   std::vector<int64_t> depthwise_quad_sum;         // sum of each row's taps (the z_u term)

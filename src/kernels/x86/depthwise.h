@@ -67,6 +67,12 @@ void depthwise_shifted_row_avx512(const void* src, int64_t W, int64_t pl, uint8_
 // u[j + dw], u[j + 2 dw], u[j + 3 dw]) for j < n rounded up to 16 (out writable and u readable
 // that far, u 3 dw more).
 void depthwise_quad_row_avx512vnni(const uint8_t* u, int64_t dw, int64_t n, int32_t* out);
+// The _pairs planes of 16-bit codes, one per byte (AVX-512 F): from a row c of centered codes
+// (|c| <= 65535) split as c = 2^8 h + l (l = c & 255, h = c >> 8, floor), lo[j] = (l(j),
+// l(j + dw)) and hi[j] = (h(j), h(j + dw)) as int16 halves for j < n rounded up to 16 (c readable
+// to that plus dw). The _pairs rows then sum each plane exactly in int32 where 2^8 sum |w| < 2^31,
+// and sum w c = 2^8 sum w h + sum w l.
+void depthwise_split_pairs_avx512(const int32_t* c, int64_t dw, int64_t n, int32_t* lo, int32_t* hi);
 // Per channel of rows x KH x KW taps: the KH x ceil(KW / 2) tap pairs of the _pairs kernel.
 void depthwise_pair_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* pairs);
 // The same as quads of signed bytes for the _quads kernel (taps within int8), ceil(KW / 4) per

@@ -213,6 +213,17 @@ void depthwise_quad_row_avx512vnni(const uint8_t* u, int64_t dw, int64_t n, int3
   }
 }
 
+void depthwise_split_pairs_avx512(const int32_t* c, int64_t dw, int64_t n, int32_t* lo, int32_t* hi) {
+  const __m512i low = _mm512_set1_epi32(0xFF), word = _mm512_set1_epi32(0xFFFF);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __m512i a = _mm512_loadu_si512(c + j), b = _mm512_loadu_si512(c + j + dw);
+    // c = 2^8 h + l, l = c & 255, h = c >> 8 (floor): low halves l(j), h(j); high l(j + dw), h(j + dw).
+    _mm512_storeu_si512(lo + j, _mm512_or_si512(_mm512_and_si512(a, low), _mm512_slli_epi32(_mm512_and_si512(b, low), 16)));
+    _mm512_storeu_si512(hi + j, _mm512_or_si512(_mm512_and_si512(_mm512_srai_epi32(a, 8), word),
+                                                _mm512_slli_epi32(_mm512_srai_epi32(b, 8), 16)));
+  }
+}
+
 namespace {
 
 // c(j0 + k) for k < 16: the centered codes of columns j0 .. j0 + 15, 0 outside [pl, pl + W).

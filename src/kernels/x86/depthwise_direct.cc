@@ -52,6 +52,10 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
   const int64_t QW = (OWr - 1) * sx + (4 * KG - 1) * dw + 2;
   const int64_t RS = quads ? (QW + 15) / 16 * 16 : halves ? OWr + KG + 1 : PW;
   const int64_t UN = RS + 3 * dw + 16, UW = (std::max(UN, pl + W) + 63) / 64 * 64 + 64;
+  // 16-bit codes on the pairs rows, one byte plane each (rows RS2 apart; the centered plane read
+  // dw + 16 past its last row's end, hence the slack).
+  const bool split16 = x16 && pw.depthwise_split16 && pw.depthwise_pairs2 && wt.rank() == 4;
+  const int64_t RS2 = (PW + 15) / 16 * 16;
   const bool x_signed = x.dtype() == DType::Int8;
   const int64_t zu = zx + (x_signed ? 128 : 0);  // quads: u = q - z_x + z_u = q (+ 128 for int8)
   qref::ChannelRequant rq(c);
@@ -65,7 +69,7 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
       parallel_for(geo.N * geo.M, c.threads, [&](int64_t nm) {
         int64_t m = nm % geo.M;
         const X* xp = px + nm * geo.in_plane;
-        int32_t* plane = task_buffer<int32_t, __LINE__>(static_cast<size_t>(PH * RS));
+        int32_t* plane = task_buffer<int32_t, __LINE__>(static_cast<size_t>(PH * RS + (split16 ? RS2 + dw + 16 : 0)));
         uint8_t* urow = quads ? task_buffer<uint8_t, __LINE__>(static_cast<size_t>(UW)) : nullptr;
         for (int64_t r = 0; r < PH; ++r) {
           int32_t* row = plane + r * RS;
@@ -128,6 +132,40 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
             requant_store(rq, pw.requant, m, zero_term, sums, OH * OW, out);
           } else {
             for (oh = 0; oh < OH; ++oh) requant_store(rq, pw.requant, m, zero_term, sums + oh * OWr, OW, out + oh * OW);
+          }
+          return;
+        }
+        if (split16) {
+          // 16-bit codes: the plane's byte planes of pairs, each summed by the pairs rows in
+          // int32, then 2^8 sum w h + sum w l in int64 and the wide RQ (13).
+          int32_t* bytes = task_buffer<int32_t, __LINE__>(static_cast<size_t>(2 * PH * RS2));
+          for (int64_t r = 0; r < PH; ++r)
+            depthwise_split_pairs_avx512(plane + r * RS, dw, RS2, bytes + r * RS2, bytes + (PH + r) * RS2);
+          int32_t* sums = task_buffer<int32_t, __LINE__>(static_cast<size_t>(2 * OH * OWr));
+          const int32_t* rows1[256];
+          const DepthwiseRowArgs pargs{rows, pw.depthwise_pair_taps.data() + m * KH * KG, KH, KW, sx, dw, OW, 2 * dw};
+          for (int64_t b = 0; b < 2; ++b) {
+            const int32_t* pb = bytes + b * PH * RS2;
+            int32_t* sb = sums + b * OH * OWr;
+            int64_t oh = 0;
+            for (; oh + 1 < OH; oh += 2) {
+              for (int64_t kh = 0; kh < KH; ++kh) {
+                rows[kh] = pb + (oh * sy + kh * dh) * RS2;
+                rows1[kh] = pb + ((oh + 1) * sy + kh * dh) * RS2;
+              }
+              pw.depthwise_pairs2(pargs, rows1, sb + oh * OWr, sb + (oh + 1) * OWr);
+            }
+            for (; oh < OH; ++oh) {
+              for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = pb + (oh * sy + kh * dh) * RS2;
+              pw.depthwise_pairs(pargs, sb + oh * OWr);
+            }
+          }
+          int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(OWr));
+          for (int64_t oh = 0; oh < OH; ++oh, out += OW) {
+            const int32_t *sl = sums + oh * OWr, *sh = sums + (OH + oh) * OWr;
+            for (int64_t i = 0; i < OW; ++i) sum[i] = int64_t{sh[i]} * 256 + sl[i];
+            requant_wide_in_place(rq, pw.requant64, m, rq.bias[m], sum, OW);
+            for (int64_t i = 0; i < OW; ++i) out[i] = static_cast<Y>(sum[i]);
           }
           return;
         }

@@ -348,6 +348,31 @@ Case many_channel_conv(uint32_t seed) {
   return test::make_conv_case(spec, cat("many_channel_conv_seed_", seed), rng, 127, false);
 }
 
+// A 16-bit depthwise conv of 256 taps at -32768 each: the one case where a byte plane's int32
+// sum could reach 2^31 (2^8 sum |w| = 2^31), so the layer keeps the int64 row kernel instead of
+// the byte planes on vpdpwssd; and one of 255 such taps, which takes the byte planes.
+Case full_scale_depthwise16(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  test::ConvSpec spec;
+  spec.group = pick(1, 3);
+  spec.x = {1, spec.group};
+  spec.M = spec.group;
+  const bool all = seed % 2 == 0;
+  spec.kernel = all ? std::vector<int64_t>{16, 16} : std::vector<int64_t>{15, 17};
+  spec.strides = {1, pick(1, 2)};
+  spec.dilations = {1, 1};
+  spec.pads = {pick(0, 8), pick(0, 8), pick(0, 8), pick(0, 8)};
+  spec.x.push_back(pick(16, 20));
+  spec.x.push_back(pick(16, 40) + 16);
+  Case c = test::make_conv_case(spec, cat("full_scale_depthwise16_seed_", seed), rng, 32767, true);
+  auto& p = c.op.as<params::Conv>();
+  for (int64_t i = 0; i < p.weight.numel(); ++i) p.weight.set_f64(i, -32768.0);
+  return c;
+}
+
+TEST(GemmS16, FullScaleSixteenBitDepthwiseMatchesReference) { check_every_isa(full_scale_depthwise16, 25000, 8); }
+
 TEST(GemmS16, ChannelSplitOverThreadsMatchesReference) { check_every_isa(many_channel_conv, 24000, 30); }
 
 TEST(GemmS16, WideRowsMatchReferenceThroughTheVectorIm2col) {
