@@ -53,8 +53,10 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
   const int64_t RS = quads ? (QW + 15) / 16 * 16 : halves ? OWr + KG + 1 : PW;
   const int64_t UN = RS + 3 * dw + 16, UW = (std::max(UN, pl + W) + 63) / 64 * 64 + 64;
   // 16-bit codes on the pairs rows, one byte plane each (rows RS2 apart; the centered plane read
-  // dw + 16 past its last row's end, hence the slack).
-  const bool split16 = x16 && pw.depthwise_split16 && pw.depthwise_pairs2 && wt.rank() == 4;
+  // dw + 16 past its last row's end, hence the slack), where that wins: windows of 25 taps or
+  // more at column stride 1 (OCR rec int16's 5x5 layers 0.41 -> 0.35 ms; its 3x3 ones went
+  // 0.23 -> 0.29 and a stride-2 one 0.13 -> 0.19, the planes costing more than the taps saved).
+  const bool split16 = x16 && pw.depthwise_split16 && pw.depthwise_pairs2 && wt.rank() == 4 && KH * KW >= 25 && sx == 1;
   const int64_t RS2 = (PW + 15) / 16 * 16;
   const bool x_signed = x.dtype() == DType::Int8;
   const int64_t zu = zx + (x_signed ? 128 : 0);  // quads: u = q - z_x + z_u = q (+ 128 for int8)

@@ -371,6 +371,26 @@ Case full_scale_depthwise16(uint32_t seed) {
   return c;
 }
 
+// A 16-bit 2-D depthwise conv of 25-49 taps at column stride 1 (the byte planes on the pairs
+// rows): random 16-bit codes with zero points, 8- or 16-bit weights, row strides, dilations, pads.
+Case wide_window_depthwise16(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  test::ConvSpec spec;
+  spec.group = pick(1, 4);
+  spec.x = {pick(1, 2), spec.group};
+  spec.M = spec.group;
+  spec.kernel = {pick(5, 7), pick(5, 7)};
+  spec.strides = {pick(1, 2), 1};
+  spec.dilations = {pick(1, 2), pick(1, 2)};
+  spec.pads = {pick(0, 3), pick(0, 4), pick(0, 3), pick(0, 4)};
+  spec.x.push_back(pick(1, 6) + (spec.kernel[0] - 1) * spec.dilations[0]);
+  spec.x.push_back(pick(1, 90) + (spec.kernel[1] - 1) * spec.dilations[1]);
+  return test::make_conv_case(spec, cat("wide_window_depthwise16_seed_", seed), rng, pick(0, 2) ? 32767 : 127, true);
+}
+
+TEST(GemmS16, WideWindowSixteenBitDepthwiseMatchesReference) { check_every_isa(wide_window_depthwise16, 26000, 40); }
+
 TEST(GemmS16, FullScaleSixteenBitDepthwiseMatchesReference) { check_every_isa(full_scale_depthwise16, 25000, 8); }
 
 TEST(GemmS16, ChannelSplitOverThreadsMatchesReference) { check_every_isa(many_channel_conv, 24000, 30); }
