@@ -108,32 +108,37 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
                                       : pw.depthwise_taps.data() + m * geo.ks;
         DepthwiseRowArgs args{rows, taps, KH, KW, halves ? 1 : sx, dw, OW, halves ? 1 : G * dw};
         Y* out = py + nm * geo.out_plane;
-        if (!x16) {
-          // The plane's int32 sums, rows OWr apart (as far as a row kernel writes), two output
-          // rows a call where the ISA has the two-row kernel, and one RQ (13) pass over the
-          // plane where the rows are contiguous (OW a multiple of 16), else one per row.
-          int32_t* sums = task_buffer<int32_t, __LINE__>(static_cast<size_t>(OH * OWr));
-          const int32_t* rows1[256];
-          const DepthwiseRowS32Fn one = quads ? pw.depthwise_quads : pairs ? pw.depthwise_pairs : pw.depthwise_s32;
-          const DepthwiseTwoRowsFn two = quads ? pw.depthwise_quads2 : pairs ? pw.depthwise_pairs2 : nullptr;
+        // The int32 sums of a plane p (rows rs apart) into s, rows OWr apart (as far as a row
+        // kernel writes): two output rows a call where the ISA has the two-row kernel.
+        const int32_t* rows1[256];
+        auto sum_plane = [&](const DepthwiseRowArgs& a, DepthwiseRowS32Fn one, DepthwiseTwoRowsFn two, const int32_t* p,
+                             int64_t rs, int32_t* s) {
           int64_t oh = 0;
           for (; two && oh + 1 < OH; oh += 2) {
             for (int64_t kh = 0; kh < KH; ++kh) {
-              rows[kh] = plane + (oh * sy + kh * dh) * RS;
-              rows1[kh] = plane + ((oh + 1) * sy + kh * dh) * RS;
+              rows[kh] = p + (oh * sy + kh * dh) * rs;
+              rows1[kh] = p + ((oh + 1) * sy + kh * dh) * rs;
             }
-            two(args, rows1, sums + oh * OWr, sums + (oh + 1) * OWr);
+            two(a, rows1, s + oh * OWr, s + (oh + 1) * OWr);
           }
           for (; oh < OH; ++oh) {
-            for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = plane + (oh * sy + kh * dh) * RS;
-            one(args, sums + oh * OWr);
+            for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = p + (oh * sy + kh * dh) * rs;
+            one(a, s + oh * OWr);
           }
+        };
+        if (!x16) {
+          // One RQ (13) pass over the sums where their rows are contiguous (OW a multiple of
+          // 16), else one per row.
+          int32_t* sums = task_buffer<int32_t, __LINE__>(static_cast<size_t>(OH * OWr));
+          sum_plane(args, quads ? pw.depthwise_quads : pairs ? pw.depthwise_pairs : pw.depthwise_s32,
+                    quads ? pw.depthwise_quads2 : pairs ? pw.depthwise_pairs2 : nullptr, plane, RS, sums);
           // Quads summed w u: z_u sum w off (the u8 x s8 GEMM's zero term).
           const int64_t zero_term = quads ? zu * pw.depthwise_quad_sum[static_cast<size_t>(m)] : 0;
           if (OW == OWr) {
             requant_store(rq, pw.requant, m, zero_term, sums, OH * OW, out);
           } else {
-            for (oh = 0; oh < OH; ++oh) requant_store(rq, pw.requant, m, zero_term, sums + oh * OWr, OW, out + oh * OW);
+            for (int64_t oh = 0; oh < OH; ++oh)
+              requant_store(rq, pw.requant, m, zero_term, sums + oh * OWr, OW, out + oh * OW);
           }
           return;
         }
@@ -144,24 +149,9 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
           for (int64_t r = 0; r < PH; ++r)
             depthwise_split_pairs_avx512(plane + r * RS, dw, RS2, bytes + r * RS2, bytes + (PH + r) * RS2);
           int32_t* sums = task_buffer<int32_t, __LINE__>(static_cast<size_t>(2 * OH * OWr));
-          const int32_t* rows1[256];
           const DepthwiseRowArgs pargs{rows, pw.depthwise_pair_taps.data() + m * KH * KG, KH, KW, sx, dw, OW, 2 * dw};
-          for (int64_t b = 0; b < 2; ++b) {
-            const int32_t* pb = bytes + b * PH * RS2;
-            int32_t* sb = sums + b * OH * OWr;
-            int64_t oh = 0;
-            for (; oh + 1 < OH; oh += 2) {
-              for (int64_t kh = 0; kh < KH; ++kh) {
-                rows[kh] = pb + (oh * sy + kh * dh) * RS2;
-                rows1[kh] = pb + ((oh + 1) * sy + kh * dh) * RS2;
-              }
-              pw.depthwise_pairs2(pargs, rows1, sb + oh * OWr, sb + (oh + 1) * OWr);
-            }
-            for (; oh < OH; ++oh) {
-              for (int64_t kh = 0; kh < KH; ++kh) rows[kh] = pb + (oh * sy + kh * dh) * RS2;
-              pw.depthwise_pairs(pargs, sb + oh * OWr);
-            }
-          }
+          for (int64_t b = 0; b < 2; ++b)
+            sum_plane(pargs, pw.depthwise_pairs, pw.depthwise_pairs2, bytes + b * PH * RS2, RS2, sums + b * OH * OWr);
           int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(OWr));
           for (int64_t oh = 0; oh < OH; ++oh, out += OW) {
             const int32_t *sl = sums + oh * OWr, *sh = sums + (OH + oh) * OWr;
