@@ -383,25 +383,26 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
       int64_t KH = w.dim(2), KW = w.dim(3);
       pw->depthwise_pairs = depthwise_row_pairs_avx512vnni;
       pw->depthwise_pairs2 = depthwise_two_rows_pairs_avx512vnni;
-      pw->depthwise_pair_taps.resize(static_cast<size_t>(pw->rows * KH * ((KW + 1) / 2)));
-      depthwise_pair_taps(pw->depthwise_taps.data(), pw->rows, KH, KW, pw->depthwise_pair_taps.data());
+      pw->depthwise_pair_taps = depthwise_group_taps(pw->depthwise_taps.data(), pw->rows, KH, KW, 2);
+      // Per row: sum w (the quads' z_u term) and sum |w| (the 16-bit byte planes' bound).
+      std::vector<int64_t> sum(static_cast<size_t>(pw->rows), 0), abs_sum(sum.size(), 0);
+      bool int8_taps = true;
+      for (int64_t m = 0; m < pw->rows; ++m)
+        for (int64_t k = 0; k < pw->K; ++k) {
+          const int64_t t = pw->depthwise_taps[static_cast<size_t>(m * pw->K + k)];
+          sum[static_cast<size_t>(m)] += t;
+          abs_sum[static_cast<size_t>(m)] += std::abs(t);
+          int8_taps = int8_taps && t >= -128 && t <= 127;
+        }
       // 16-bit codes' byte planes on the pairs rows where each plane's int32 sums are exact.
-      pw->depthwise_split16 = true;
-      for (int64_t m = 0; m < pw->rows; ++m) {
-        int64_t a = 0;
-        for (int64_t k = 0; k < pw->K; ++k) a += std::abs(static_cast<int64_t>(pw->depthwise_taps[static_cast<size_t>(m * pw->K + k)]));
-        pw->depthwise_split16 = pw->depthwise_split16 && 256 * a < (int64_t{1} << 31);
-      }
+      pw->depthwise_split16 =
+          std::all_of(abs_sum.begin(), abs_sum.end(), [](int64_t a) { return 256 * a < (int64_t{1} << 31); });
       // Taps within int8 (8-bit weights): four a vpdpbusd instead of two a vpdpwssd.
-      if (std::all_of(pw->depthwise_taps.begin(), pw->depthwise_taps.end(), [](int32_t t) { return t >= -128 && t <= 127; })) {
+      if (int8_taps) {
         pw->depthwise_quads = depthwise_row_quads_avx512vnni;
         pw->depthwise_quads2 = depthwise_two_rows_quads_avx512vnni;
-        pw->depthwise_quad_taps.resize(static_cast<size_t>(pw->rows * KH * ((KW + 3) / 4)));
-        depthwise_quad_taps(pw->depthwise_taps.data(), pw->rows, KH, KW, pw->depthwise_quad_taps.data());
-        pw->depthwise_quad_sum.assign(static_cast<size_t>(pw->rows), 0);
-        for (int64_t m = 0; m < pw->rows; ++m)
-          for (int64_t k = 0; k < pw->K; ++k)
-            pw->depthwise_quad_sum[static_cast<size_t>(m)] += pw->depthwise_taps[static_cast<size_t>(m * pw->K + k)];
+        pw->depthwise_quad_taps = depthwise_group_taps(pw->depthwise_taps.data(), pw->rows, KH, KW, 4);
+        pw->depthwise_quad_sum = std::move(sum);
       }
     }
   }

@@ -3,6 +3,7 @@
 // generic build vectorizes it only for SSE2).
 #pragma once
 #include <cstdint>
+#include <vector>
 
 namespace fixpoint::xk {
 
@@ -32,7 +33,7 @@ void depthwise_row_s64_avx512(const DepthwiseRowArgs& a, int64_t* out);
 // the same sums as depthwise_row_s32_avx512 (exact int32, so the order of the taps does not
 // matter). Its operands are pairs: rows[kh][j] holds the centered codes (c[j], c[j + dw]) as the
 // low and high int16 halves (|c| <= 255), and w holds, per kh, ceil(KW / 2) pairs (w[2p],
-// w[2p + 1]) (0 past KW) as int16 halves (depthwise_pair_taps). Rows readable
+// w[2p + 1]) (0 past KW) as int16 halves (depthwise_group_taps). Rows readable
 // as far as depthwise_row_s32_avx512's.
 void depthwise_row_pairs_avx512vnni(const DepthwiseRowArgs& a, int32_t* out);
 // The _pairs row for two output rows at once: a.rows and rows1 their KH input rows, out0 and
@@ -52,7 +53,7 @@ void depthwise_half_row_avx512vnni(const void* src, bool is_signed, int64_t W, i
 // The same rows four taps per instruction (vpdpbusd, AVX-512 F + VNNI), for 8-bit codes and
 // int8 taps: rows[kh][j] holds the bytes (u(j), u(j + dw), u(j + 2 dw), u(j + 3 dw)) of the
 // shifted codes u = q - z + z_u in [0, 255] (the padding: z_u), and w holds, per kh,
-// ceil(KW / 4) quads (w[4g], .., w[4g + 3]) (0 past KW) as signed bytes (depthwise_quad_taps).
+// ceil(KW / 4) quads (w[4g], .., w[4g + 3]) (0 past KW) as signed bytes (depthwise_group_taps).
 // The sums are sum w u = sum w (q - z) + z_u sum w: the caller takes z_u sum w off. Exact in
 // int32 (|sum| <= 255 * 128 * 256).
 void depthwise_row_quads_avx512vnni(const DepthwiseRowArgs& a, int32_t* out);
@@ -73,10 +74,8 @@ void depthwise_quad_row_avx512vnni(const uint8_t* u, int64_t dw, int64_t n, int3
 // to that plus dw). The _pairs rows then sum each plane exactly in int32 where 2^8 sum |w| < 2^31,
 // and sum w c = 2^8 sum w h + sum w l.
 void depthwise_split_pairs_avx512(const int32_t* c, int64_t dw, int64_t n, int32_t* lo, int32_t* hi);
-// Per channel of rows x KH x KW taps: the KH x ceil(KW / 2) tap pairs of the _pairs kernel.
-void depthwise_pair_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* pairs);
-// The same as quads of signed bytes for the _quads kernel (taps within int8), ceil(KW / 4) per
-// (row, kh).
-void depthwise_quad_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* quads);
-
+// Per channel of rows x KH x KW taps, the taps of the group rows: per (row, kh), ceil(KW / G)
+// words of G taps each, w[G g + k] in bits [32 k / G, 32 (k + 1) / G) (0 past KW): G = 2, int16
+// pairs for the _pairs kernel; G = 4, signed bytes for the _quads kernel (taps within int8).
+std::vector<int32_t> depthwise_group_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int G);
 }  // namespace fixpoint::xk

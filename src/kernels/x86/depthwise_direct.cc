@@ -9,6 +9,7 @@
 // u8 x s8 GEMM), else pairs of centered codes (wider taps, vpdpwssd).
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include "../reference/common.h"
 #include "conv_epilogue.h"
@@ -174,27 +175,20 @@ bool conv_depthwise_direct(qref::QContext& c, const PackedWeights& pw) {
   return true;
 }
 
-void depthwise_pair_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* pairs) {
-  const int64_t KP = (KW + 1) / 2;
+std::vector<int32_t> depthwise_group_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int G) {
+  const int64_t KG = (KW + G - 1) / G;
+  const int bits = 32 / G;
+  const uint32_t mask = (uint32_t{1} << bits) - 1;
+  std::vector<int32_t> out(static_cast<size_t>(rows * KH * KG));
   for (int64_t m = 0; m < rows; ++m)
     for (int64_t kh = 0; kh < KH; ++kh)
-      for (int64_t p = 0; p < KP; ++p) {
-        const int32_t* t = taps + (m * KH + kh) * KW;
-        uint32_t lo = static_cast<uint32_t>(t[2 * p]) & 0xFFFFu, hi = 2 * p + 1 < KW ? static_cast<uint32_t>(t[2 * p + 1]) : 0;
-        pairs[(m * KH + kh) * KP + p] = static_cast<int32_t>(lo | (hi << 16));
-      }
-}
-
-void depthwise_quad_taps(const int32_t* taps, int64_t rows, int64_t KH, int64_t KW, int32_t* quads) {
-  const int64_t KQ = (KW + 3) / 4;
-  for (int64_t m = 0; m < rows; ++m)
-    for (int64_t kh = 0; kh < KH; ++kh)
-      for (int64_t q = 0; q < KQ; ++q) {
+      for (int64_t g = 0; g < KG; ++g) {
         const int32_t* t = taps + (m * KH + kh) * KW;
         uint32_t v = 0;
-        for (int64_t k = 0; k < 4 && 4 * q + k < KW; ++k) v |= (static_cast<uint32_t>(t[4 * q + k]) & 0xFFu) << (8 * k);
-        quads[(m * KH + kh) * KQ + q] = static_cast<int32_t>(v);
+        for (int64_t k = 0; k < G && G * g + k < KW; ++k) v |= (static_cast<uint32_t>(t[G * g + k]) & mask) << (bits * k);
+        out[static_cast<size_t>((m * KH + kh) * KG + g)] = static_cast<int32_t>(v);
       }
+  return out;
 }
 
 }  // namespace fixpoint::xk
