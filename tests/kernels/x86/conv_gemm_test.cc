@@ -18,6 +18,19 @@ namespace {
 
 using test::Case;
 
+// The input extent along spatial axis i that reaches n window starts (n: one past the last
+// window's first input index, the stride applied by the caller).
+int64_t reach(const test::ConvSpec& s, size_t i, int64_t n) { return n + (s.kernel[i] - 1) * s.dilations[i]; }
+
+// The head of a depthwise spec: `groups` groups of one input and one output channel, `batch` rows.
+test::ConvSpec depthwise_head(int64_t groups, int64_t batch) {
+  test::ConvSpec s;
+  s.group = groups;
+  s.x = {batch, groups};
+  s.M = groups;
+  return s;
+}
+
 Case random_conv_x(uint32_t seed, bool x16) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
@@ -37,7 +50,7 @@ Case random_conv_x(uint32_t seed, bool x16) {
     spec.dilations.push_back(pick(1, 2));
     spec.pads[i] = pointwise ? 0 : pick(0, k / 2 + 1);
     spec.pads[i + rank] = pointwise ? 0 : pick(0, k / 2);
-    spec.x.push_back((rank == 3 ? pick(1, 4) : pick(1, 10)) + (k - 1) * spec.dilations.back());
+    spec.x.push_back(reach(spec, static_cast<size_t>(i), rank == 3 ? pick(1, 4) : pick(1, 10)));
   }
   // 8-bit weights, or wider values that still fit int32 (§4); 16-bit layers: 16-bit weights too
   int64_t wmax = x16 ? (pick(0, 2) ? 32767 : 127) : pick(0, 1) ? 127 : 300;
@@ -64,8 +77,8 @@ Case random_wide_conv(uint32_t seed) {
     spec.dilations.push_back(pick(1, 2));
   }
   spec.pads = {pick(0, 2), pick(0, 3), pick(0, 2), pick(0, 3)};
-  spec.x.push_back(pick(1, 6) + (spec.kernel[0] - 1) * spec.dilations[0]);
-  spec.x.push_back(pick(16, 90) + (spec.kernel[1] - 1) * spec.dilations[1]);
+  spec.x.push_back(reach(spec, 0, pick(1, 6)));
+  spec.x.push_back(reach(spec, 1, pick(16, 90)));
   return test::make_conv_case(spec, cat("wide_conv_seed_", seed), rng, 127, false);
 }
 Case random_conv16(uint32_t seed) { return random_conv_x(seed, true); }
@@ -75,10 +88,8 @@ Case random_conv16(uint32_t seed) { return random_conv_x(seed, true); }
 Case random_wide_depthwise(uint32_t seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  test::ConvSpec spec;
-  spec.group = pick(1, 6);
-  spec.x = {pick(1, 2), spec.group};
-  spec.M = spec.group;
+  const int64_t groups = pick(1, 6);
+  test::ConvSpec spec = depthwise_head(groups, pick(1, 2));
   for (int i = 0; i < 2; ++i) {
     int64_t k = pick(1, 5);
     spec.kernel.push_back(k);
@@ -86,8 +97,8 @@ Case random_wide_depthwise(uint32_t seed) {
     spec.dilations.push_back(pick(1, 2));
   }
   spec.pads = {pick(0, 2), pick(0, 3), pick(0, 2), pick(0, 3)};
-  spec.x.push_back(pick(1, 6) + (spec.kernel[0] - 1) * spec.dilations[0]);
-  spec.x.push_back(pick(16, 90) * spec.strides[1] + (spec.kernel[1] - 1) * spec.dilations[1]);
+  spec.x.push_back(reach(spec, 0, pick(1, 6)));
+  spec.x.push_back(reach(spec, 1, pick(16, 90) * spec.strides[1]));
   bool x16 = pick(0, 1);
   return test::make_conv_case(spec, cat("wide_depthwise_seed_", seed), rng, x16 ? 32767 : 127, x16);
 }
@@ -107,7 +118,7 @@ Case random_deep_conv16(uint32_t seed) {
     spec.kernel.push_back(k);
     spec.strides.push_back(pick(1, 2));
     spec.dilations.push_back(pick(1, 2));
-    spec.x.push_back(pick(1, 12) + (k - 1) * spec.dilations.back());
+    spec.x.push_back(reach(spec, static_cast<size_t>(i), pick(1, 12)));
   }
   spec.pads = {pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)};
   return test::make_conv_case(spec, cat("deep_conv16_seed_", seed), rng, pick(0, 3) ? 32767 : 127, true);
@@ -271,15 +282,13 @@ TEST(GemmS16, EveryIsaRunsBothGemmsOnEightBitLayers) {
 Case stride_two_depthwise(uint32_t seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  test::ConvSpec spec;
-  spec.group = pick(1, 4);
-  spec.x = {pick(1, 2), spec.group};
-  spec.M = spec.group;
+  const int64_t groups = pick(1, 4);
+  test::ConvSpec spec = depthwise_head(groups, pick(1, 2));
   spec.kernel = {pick(1, 5), pick(1, 6)};
   spec.strides = {pick(1, 2), 2};
   spec.dilations = {pick(1, 2), 1};
   spec.pads = {pick(0, 2), pick(0, 3), pick(0, 2), pick(0, 3)};
-  spec.x.push_back(pick(1, 6) + (spec.kernel[0] - 1) * spec.dilations[0]);
+  spec.x.push_back(reach(spec, 0, pick(1, 6)));
   spec.x.push_back(pick(8, 90) * 2 + spec.kernel[1] - 1 + pick(0, 1));
   Case c = test::make_conv_case(spec, cat("stride2_depthwise_seed_", seed), rng, 127, false);
   auto& p = c.op.as<params::Conv>();
@@ -303,16 +312,14 @@ Case stride_two_depthwise(uint32_t seed) {
 Case int8_tap_depthwise(uint32_t seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  test::ConvSpec spec;
-  spec.group = pick(1, 4);
-  spec.x = {pick(1, 2), spec.group};
-  spec.M = spec.group;
+  const int64_t groups = pick(1, 4);
+  test::ConvSpec spec = depthwise_head(groups, pick(1, 2));
   spec.kernel = {pick(1, 5), pick(1, 13)};
   spec.strides = {pick(1, 2), pick(1, 3)};
   spec.dilations = {pick(1, 2), pick(1, 3)};
   spec.pads = {pick(0, 2), pick(0, 6), pick(0, 2), pick(0, 6)};
-  spec.x.push_back(pick(1, 6) + (spec.kernel[0] - 1) * spec.dilations[0]);
-  spec.x.push_back(pick(1, 90) * spec.strides[1] + (spec.kernel[1] - 1) * spec.dilations[1]);
+  spec.x.push_back(reach(spec, 0, pick(1, 6)));
+  spec.x.push_back(reach(spec, 1, pick(1, 90) * spec.strides[1]));
   Case c = test::make_conv_case(spec, cat("int8_tap_depthwise_seed_", seed), rng, 127, false);
   auto& p = c.op.as<params::Conv>();
   int8_t* w = p.weight.data<int8_t>();
@@ -354,10 +361,8 @@ Case many_channel_conv(uint32_t seed) {
 Case full_scale_depthwise16(uint32_t seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  test::ConvSpec spec;
-  spec.group = pick(1, 3);
-  spec.x = {1, spec.group};
-  spec.M = spec.group;
+  const int64_t groups = pick(1, 3);
+  test::ConvSpec spec = depthwise_head(groups, 1);
   const bool all = seed % 2 == 0;
   spec.kernel = all ? std::vector<int64_t>{16, 16} : std::vector<int64_t>{15, 17};
   spec.strides = {1, pick(1, 2)};
@@ -376,16 +381,14 @@ Case full_scale_depthwise16(uint32_t seed) {
 Case wide_window_depthwise16(uint32_t seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  test::ConvSpec spec;
-  spec.group = pick(1, 4);
-  spec.x = {pick(1, 2), spec.group};
-  spec.M = spec.group;
+  const int64_t groups = pick(1, 4);
+  test::ConvSpec spec = depthwise_head(groups, pick(1, 2));
   spec.kernel = {pick(5, 7), pick(5, 7)};
   spec.strides = {pick(1, 2), 1};
   spec.dilations = {pick(1, 2), pick(1, 2)};
   spec.pads = {pick(0, 3), pick(0, 4), pick(0, 3), pick(0, 4)};
-  spec.x.push_back(pick(1, 6) + (spec.kernel[0] - 1) * spec.dilations[0]);
-  spec.x.push_back(pick(1, 90) + (spec.kernel[1] - 1) * spec.dilations[1]);
+  spec.x.push_back(reach(spec, 0, pick(1, 6)));
+  spec.x.push_back(reach(spec, 1, pick(1, 90)));
   return test::make_conv_case(spec, cat("wide_window_depthwise16_seed_", seed), rng, pick(0, 2) ? 32767 : 127, true);
 }
 
