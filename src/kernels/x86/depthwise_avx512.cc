@@ -94,8 +94,8 @@ void depthwise_row_groups(const DepthwiseRowArgs& a, int32_t* out) {
 
 // Two output rows at once: eight accumulator chains in the 64-column blocks and two in the last
 // columns, where one row had four and one (the dot's latency, not its throughput, had bounded
-// them). SX and KG_ fixed at compile time where nonzero (the common unit column stride and one or
-// two tap groups a row: the loop over groups and the stride's branch had cost as much as the dots).
+// them). SX and KG_ fixed at compile time where nonzero (the common unit column stride and one to
+// three tap groups a row: the loop over groups and the stride's branch had cost as much as the dots).
 template <int G, int SX, int KG_>
 void depthwise_two_rows_groups(const DepthwiseRowArgs& a, const int32_t* const* rows1, int32_t* out0, int32_t* out1) {
   const int64_t KG = KG_ ? KG_ : (a.KW + G - 1) / G, step = a.group_step > 0 ? a.group_step : G * a.dw;
