@@ -118,13 +118,22 @@ CompileResult compile_model(const std::string& model_path, const CompileOptions&
 // errors and in the program's source_model.
 CompileResult compile_model_bytes(const std::string& onnx_bytes, const std::string& origin, const CompileOptions& opts,
                                   const CalibrationSource* calib);
-// Tools that compile one model many times (analyze, --auto-mixed, --range-search) read, parse and
-// shape-infer MODEL.onnx once with import_for_compile(path, opts.shapes) and then call
-// compile_imported(graph, path, opts, calib) with options of the same shapes: the program is the
-// one compile_model(path, opts, calib) gives.
-Graph import_for_compile(const std::string& model_path, const ShapeBindings& shapes);
-CompileResult compile_imported(const Graph& imported, const std::string& model_path, const CompileOptions& opts,
-                               const CalibrationSource* calib);
+// Compiles one model many times (analyze, --auto-mixed, --range-search): MODEL.onnx is read,
+// parsed and shape-inferred once, and the compile-time passes and the partition run once for
+// each distinct value of the options they read (bits, wide_intermediates, disabled_passes, deny,
+// allow, and whether there are calibration samples); every compile(opts, calib) gives the
+// program compile_model(path, opts, calib) gives, for options with the shapes given here.
+// compile may be called from several threads.
+class ModelCompiler {
+ public:
+  ModelCompiler(std::string model_path, ShapeBindings shapes);
+  ~ModelCompiler();
+  CompileResult compile(const CompileOptions& opts, const CalibrationSource* calib);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 // The same for a graph already imported (or built in memory): shapes are as imported, so
 // opts.shapes must be empty; ONNX shape inference runs on it first.
 CompileResult compile_graph(const Graph& imported, const std::string& origin, const CompileOptions& opts,

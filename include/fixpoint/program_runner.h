@@ -43,6 +43,14 @@ class ProgramRunner {
                      const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op = {},
                      const std::function<void()>& on_inputs = {}) const;
 
+  // run() from op `first` on, for programs that differ from an earlier one only from there
+  // (tools that run many trial programs of one model: --range-search): `earlier` holds the
+  // tensors ops from `first` on read that ops before it made, as an earlier run's on_op saw
+  // them; graph inputs are quantized from `inputs` as run() does. Gives run()'s outputs when
+  // ops before `first` are the same as those that made `earlier`.
+  ProgramOutputs resume(size_t first, const std::map<std::string, Tensor>& inputs,
+                        std::map<std::string, Tensor> earlier) const;
+
   // One op on the current tensor values (codes for fixed-point tensors, float otherwise);
   // outputs on storage from `pool` where it has some.
   std::vector<Tensor> run_op(const QOp& op, const std::map<std::string, Tensor>& values, BufferPool* pool = nullptr) const;
@@ -54,6 +62,9 @@ class ProgramRunner {
 
  private:
   QParams q_of(const std::string& tensor) const;  // float QParams for tensors without codes
+  ProgramOutputs run_ops(size_t first, const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor> values,
+                         const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op,
+                         const std::function<void()>& on_inputs) const;
   // run_op without the node's label on errors (run_op adds it once, wherever they come from).
   std::vector<Tensor> run_op_unlabeled(const QOp& op, const std::map<std::string, Tensor>& values, BufferPool* pool) const;
   Program prog_;

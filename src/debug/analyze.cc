@@ -64,7 +64,7 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
     if (base.progress) base.progress(s);
   };
   CompileOptions o = base;
-  const Graph model = import_for_compile(model_path, base.shapes);  // read and parsed once
+  ModelCompiler model(model_path, base.shapes);  // read and parsed once
   o.bits16.clear();
   o.bits8.clear();
   o.calibration_cache = make_calibration_cache();
@@ -76,7 +76,7 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
     c.bits8 = std::move(b8);
     if (calibrated) c.progress = {};
     calibrated = calibrated || bits != 32;
-    return compile_imported(model, model_path, c, bits == 32 ? nullptr : &calib).program;
+    return model.compile(c, bits == 32 ? nullptr : &calib).program;
   };
   Program p8 = compile(8, {}, {});
   OutputSets ref = run_program(compile(32, {}, {}), inputs, so.threads);

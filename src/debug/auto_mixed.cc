@@ -30,13 +30,13 @@ AutoMixedResult choose_mixed_precision(const std::string& model_path, const Comp
     if (opts.progress) opts.progress(s);
   };
   CompileOptions o8 = trial_options(opts);
-  const Graph model = import_for_compile(model_path, opts.shapes);  // read and parsed once
+  ModelCompiler model(model_path, opts.shapes);  // read and parsed once
   auto compile = [&](int bits, const std::vector<std::string>& extra16, const std::vector<std::string>& extra_out16) {
     CompileOptions c = o8;
     c.bits = bits;
     c.bits16.insert(c.bits16.end(), extra16.begin(), extra16.end());
     c.out16.insert(c.out16.end(), extra_out16.begin(), extra_out16.end());
-    return compile_imported(model, model_path, c, bits == 32 ? nullptr : &calib).program;
+    return model.compile(c, bits == 32 ? nullptr : &calib).program;
   };
 
   // 1. Screen: every layer's own/encoding error from a float-vs-fixed comparison (compare.h).

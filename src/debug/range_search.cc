@@ -30,12 +30,12 @@ RangeSearchResult choose_ranges(const std::string& model_path, const CompileOpti
     if (opts.progress) opts.progress(s);
   };
   CompileOptions o8 = trial_options(opts);
-  const Graph model = import_for_compile(model_path, opts.shapes);  // read and parsed once
+  ModelCompiler model(model_path, opts.shapes);  // read and parsed once
   auto compile = [&](int bits, const std::map<std::string, double>& factors) {
     CompileOptions c = o8;
     c.bits = bits;
     c.range_factors = factors;
-    return compile_imported(model, model_path, c, bits == 32 ? nullptr : &calib).program;
+    return model.compile(c, bits == 32 ? nullptr : &calib).program;
   };
 
   // 1. Screen: every 8-bit op output's encoding error at its consumers (compare.h).
@@ -59,19 +59,23 @@ RangeSearchResult choose_ranges(const std::string& model_path, const CompileOpti
   int threads = default_threads();
   OutputSets ref = run_program(compile(32, {}), inputs, threads);
   std::map<std::string, double> factors = o8.range_factors;
-  OutputError start = output_error(ref, run_program(cmp.program(), inputs, threads));
+  TrialRuns runs(inputs, threads);  // trials run from the first op the tensor's encoding changes
+  OutputError start = output_error(ref, runs.set_base(cmp.program()));
   double noise = start.noise;
   nlohmann::json tensors = nlohmann::json::array();
   for (const Cand& c : cands) {
     double before = factors.count(c.tensor) ? factors[c.tensor] : 1.0, best_f = before, best = noise;
+    Program best_program;
     nlohmann::json tried = nlohmann::json::object();
     for (double f : kFactors) {
       double trial_f = before * f;
       std::map<std::string, double> trial = factors;
       trial[c.tensor] = trial_f;
       double n;
+      Program p;
       try {
-        n = output_error(ref, run_program(compile(8, trial), inputs, threads)).noise;
+        p = compile(8, trial);
+        n = output_error(ref, runs.run(p)).noise;
       } catch (const Error& e) {
         tried[cat(trial_f)] = std::string("does not compile: ") + e.what();
         continue;
@@ -80,11 +84,13 @@ RangeSearchResult choose_ranges(const std::string& model_path, const CompileOpti
       if (n < best * (1 - kMinGain)) {
         best = n;
         best_f = trial_f;
+        best_program = std::move(p);
       }
     }
     if (best_f != before) {
       factors[c.tensor] = best_f;
       noise = best;
+      runs.set_base(best_program);
     }
     progress(cat("range-search: ", c.tensor, " x", best_f, ": output SNR ", snr_db(start.signal, noise), " dB (calibrated ",
                  start.snr_db(), " dB)"));

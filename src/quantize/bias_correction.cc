@@ -41,15 +41,30 @@ void correct_biases(CompileContext& cx) {
     double sx = qx.scale;
     fx::Range acc = fx::range_of(pw.wide ? DType::Int64 : DType::Int32);
     pw.bias = pw.bias.clone();  // its own codes (tensors share storage on copy)
+    // Each channel's mean shift: a function of the codes, their scales and the input means only
+    // (kept for later compiles of the graph that read the same).
+    std::vector<double> means(x.sum.size());
+    for (size_t i = 0; i < means.size(); ++i) means[i] = x.mean(i);
+    const std::vector<double> scales(ws, ws + N);
+    std::string key = cat("bias_shift|", op.node.name, '|', reinterpret_cast<uintptr_t>(qw.raw()), '|',
+                          PreparedCache::key_of(scales), '|', PreparedCache::key_of(means));
+    struct Shifts {
+      Tensor codes;  // holds the codes' storage, whose address is part of the key
+      std::vector<double> shift;
+    };
+    auto shifts = prepared_value<Shifts>(cx.prepared.get(), key, [&]() {
+      Shifts r{qw, std::vector<double>(static_cast<size_t>(N))};
+      for (int64_t c = 0; c < N; ++c)
+        for (int64_t k = 0; k < K; ++k) {
+          int64_t in_ch = conv ? (c / mg) * cg + k / ks : k;
+          double wq = qw.get_f64(c * K + k) * ws[c];
+          double wf = float_weight(op, w, c, k, N, K);
+          r.shift[c] += (wq - wf) * means[static_cast<size_t>(in_ch)];
+        }
+      return r;
+    });
     for (int64_t c = 0; c < N; ++c) {
-      double shift = 0;
-      for (int64_t k = 0; k < K; ++k) {
-        int64_t in_ch = conv ? (c / mg) * cg + k / ks : k;
-        double wq = qw.get_f64(c * K + k) * ws[c];
-        double wf = float_weight(op, w, c, k, N, K);
-        shift += (wq - wf) * x.mean(static_cast<size_t>(in_ch));
-      }
-      double code = shift / (sx * ws[c]);
+      double code = shifts->shift[c] / (sx * ws[c]);
       int64_t& b = pw.bias.data<int64_t>()[c];
       int64_t old = b;
       if (std::isfinite(code) && std::abs(code) < 0x1p62) b = fx::sat(b - static_cast<int64_t>(fx::round_half_up(code)), acc);

@@ -16,14 +16,14 @@
 #include "fixpoint/partition.h"
 #include "fixpoint/passes.h"
 #include "quantize/calibration_stats.h"
+#include "quantize/prepared_cache.h"
 
 namespace fixpoint {
 
-struct CompileContext {
-  explicit CompileContext(const CompileOptions& o) : opts(o), pow2(o.scale_mode == "pow2") {}
-
-  const CompileOptions& opts;
-  bool pow2;                  // --scale-mode pow2
+// What the steps leave for the later ones, without the options: a compile's state after the
+// compile-time passes and the partition can start several compiles (ModelCompiler) that differ
+// only in options those steps do not read.
+struct CompileState {
   Graph g;                    // after the compile-time passes
   Graph before_rewrites;      // the imported graph, for the tensors rewrites and fusion removed
   Program prog;               // what the compile makes
@@ -53,6 +53,20 @@ struct CompileContext {
   nlohmann::json rewrite_entries = nlohmann::json::array();  // {pass, detail, nodes}
   nlohmann::json precision_warnings = nlohmann::json::array();  // {layer, detail}
   nlohmann::json adaptive_rounding;  // per-layer results (adaptive_rounding.cc); null when it did not run
+  std::vector<Node> source_nodes;    // as imported: names a layer list may give (attributes share storage)
+  // Shared by the compiles a ModelCompiler starts from this state; null in a plain compile.
+  std::shared_ptr<PreparedCache> prepared;
+};
+
+struct CompileContext : CompileState {
+  explicit CompileContext(const CompileOptions& o) : opts(o), pow2(o.scale_mode == "pow2") {}
+  // A compile that goes on from `state` (the steps up to the partition ran with options that
+  // agree with o on everything they read).
+  CompileContext(const CompileOptions& o, const CompileState& state)
+      : CompileState(state), opts(o), pow2(o.scale_mode == "pow2") {}
+
+  const CompileOptions& opts;
+  bool pow2;  // --scale-mode pow2
 
   // The quantization of tensor t (float when it has none yet); set once per tensor.
   QParams q_of(const std::string& t) const {

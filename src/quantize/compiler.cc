@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <mutex>
 #include <set>
 
 #include "fixpoint/model.h"
@@ -122,10 +123,7 @@ void check_layer_lists(const CompileOptions& opts, const std::vector<Node>& sour
                "output tensor names, globs such as 'conv*' or op:TYPE; `fixpoint inspect` lists them)");
 }
 
-// Reads a model with `import` (given ImportOptions) and runs the steps before calibration: the
-// graph calibration measures (after the compile-time passes) and the partition.
-void build_context(CompileContext& cx, const Importer& import, const std::string& origin, const CalibrationSource* calib) {
-  const CompileOptions& opts = cx.opts;
+void check_options(const CompileOptions& opts) {
   FP_CHECK(opts.bits == 8 || opts.bits == 16 || opts.bits == 32, "--bits must be 8, 16 or 32, got ", opts.bits);
   FP_CHECK(opts.scale_mode == "float" || opts.scale_mode == "pow2", "--scale-mode must be float or pow2, got '",
            opts.scale_mode, "'");
@@ -135,6 +133,24 @@ void build_context(CompileContext& cx, const Importer& import, const std::string
            "(default) or mse");
   FP_CHECK(opts.calib_method == "minmax" || opts.calib_method == "percentile" || opts.calib_method == "mse",
            "--calib-method '", opts.calib_method, "' is unknown (percentile, minmax, mse)");
+}
+
+// What build_graph reads of the options (and whether there are calibration samples): compiles
+// that agree on it start from the same CompileState (ModelCompiler).
+std::string graph_options_key(const CompileOptions& opts, const CalibrationSource* calib) {
+  std::string k = cat(opts.bits, opts.wide_intermediates ? "w" : "n", calib && calib->size() ? "c" : "-");
+  for (const auto* list : {&opts.disabled_passes, &opts.deny, &opts.allow}) {
+    k += '|';
+    for (const auto& e : *list) k += e + '\n';
+  }
+  return k;
+}
+
+// Reads a model with `import` (given ImportOptions) and runs the steps before calibration that
+// depend only on graph_options_key: the graph calibration measures (after the compile-time
+// passes) and the partition.
+void build_graph(CompileContext& cx, const Importer& import, const std::string& origin, const CalibrationSource* calib) {
+  const CompileOptions& opts = cx.opts;
   if (calib && calib->size()) {
     // A stacked file may also be a plain batch [N, C, H, W] for a model input [1, C, H, W]:
     // then each sample gets its batch dim of 1 back.
@@ -152,7 +168,7 @@ void build_context(CompileContext& cx, const Importer& import, const std::string
   ImportOptions io;
   io.shapes = opts.shapes;
   Graph imported = import(io);
-  std::vector<Node> source_nodes = imported.nodes;  // names a layer list may give (attributes share storage)
+  cx.source_nodes = imported.nodes;
   cx.g = simplify_model(std::move(imported), po);
   PassLog qlog;
   cx.qdq.activations = fold_qdq_pairs(cx.g, qlog);
@@ -169,19 +185,29 @@ void build_context(CompileContext& cx, const Importer& import, const std::string
     disabled.push_back("split_concat_conv");
   PassLog plog = PassManager::compile_time(disabled).run(cx.g);
   for (const auto& l : plog.lines) cx.rewrites.push_back(l);
-  check_layer_lists(opts, source_nodes, cx.g.nodes);
   for (const auto& e : plog.entries)
     cx.rewrite_entries.push_back({{"pass", e.pass}, {"detail", e.detail}, {"nodes", e.nodes}});
   cx.part = partition_graph(cx.g, PartitionOptions{opts.deny, opts.allow});
+  cx.prog.source_model = origin;
+}
+
+// The steps before calibration that read the layer lists and widths.
+void finish_context(CompileContext& cx) {
+  const CompileOptions& opts = cx.opts;
+  check_layer_lists(opts, cx.source_nodes, cx.g.nodes);
   if (opts.bits == 8 && opts.wide_intermediates) find_fused_intermediates(cx);
   if (opts.wide_stream && (opts.bits == 16 || opts.wide_intermediates)) find_residual_stream(cx);
-
-  cx.prog.source_model = origin;
   cx.prog.scale_mode = opts.scale_mode;
   cx.prog.bits = opts.bits;
   cx.prog.inputs = cx.g.inputs;
   cx.prog.outputs = cx.g.outputs;
   for (auto& o : cx.prog.outputs) o.dtype = DType::Float32;
+}
+
+void build_context(CompileContext& cx, const Importer& import, const std::string& origin, const CalibrationSource* calib) {
+  check_options(cx.opts);
+  build_graph(cx, import, origin, calib);
+  finish_context(cx);
 }
 
 // What calibration measured in cx, as a value.
@@ -200,11 +226,9 @@ CalibrationCache calibration_value(const CompileContext& cx, size_t samples, boo
   return c;
 }
 
-// Reads a model with `import`, then runs every step of the compile.
-CompileResult compile(const Importer& import, const std::string& origin, const CompileOptions& opts,
-                      const CalibrationSource* calib) {
-  CompileContext cx(opts);
-  build_context(cx, import, origin, calib);
+// The steps of a compile after build_context.
+CompileResult compile_context(CompileContext& cx, const CalibrationSource* calib) {
+  const CompileOptions& opts = cx.opts;
   if (opts.bits != 32) {
     if (opts.qat) collect_qat_ranges(cx);
     auto& cache = opts.calibration_cache;
@@ -244,6 +268,14 @@ CompileResult compile(const Importer& import, const std::string& origin, const C
   return finish(cx);
 }
 
+// Reads a model with `import`, then runs every step of the compile.
+CompileResult compile(const Importer& import, const std::string& origin, const CompileOptions& opts,
+                      const CalibrationSource* calib) {
+  CompileContext cx(opts);
+  build_context(cx, import, origin, calib);
+  return compile_context(cx, calib);
+}
+
 }  // namespace
 
 std::shared_ptr<CalibrationCache> calibrate_model(const std::string& model_path, const CompileOptions& opts,
@@ -272,16 +304,45 @@ CompileResult compile_model(const std::string& model_path, const CompileOptions&
   return compile([&](const ImportOptions& io) { return import_onnx_file(model_path, io); }, model_path, opts, calib);
 }
 
-Graph import_for_compile(const std::string& model_path, const ShapeBindings& shapes) {
+struct ModelCompiler::Impl {
+  std::string path;
+  ShapeBindings shapes;
+  Graph imported;
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<const CompileState>> states;  // by graph_options_key
+};
+
+ModelCompiler::ModelCompiler(std::string model_path, ShapeBindings shapes) : impl_(std::make_unique<Impl>()) {
+  impl_->path = std::move(model_path);
+  impl_->shapes = std::move(shapes);
   ImportOptions io;
-  io.shapes = shapes;
-  return import_onnx_file(model_path, io);
+  io.shapes = impl_->shapes;
+  impl_->imported = import_onnx_file(impl_->path, io);
 }
 
-CompileResult compile_imported(const Graph& imported, const std::string& model_path, const CompileOptions& opts,
-                               const CalibrationSource* calib) {
-  // build_context imports with ImportOptions{opts.shapes}: the caller imported with the same.
-  return compile([&](const ImportOptions&) { return imported; }, model_path, opts, calib);
+ModelCompiler::~ModelCompiler() = default;
+
+CompileResult ModelCompiler::compile(const CompileOptions& opts, const CalibrationSource* calib) {
+  FP_CHECK(opts.shapes == impl_->shapes, impl_->path, ": this compiler imported the model with other --shape bindings");
+  check_options(opts);
+  std::string key = graph_options_key(opts, calib);
+  std::shared_ptr<const CompileState> state;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    auto it = impl_->states.find(key);
+    if (it != impl_->states.end()) state = it->second;
+  }
+  if (!state) {
+    CompileContext built(opts);
+    build_graph(built, [this](const ImportOptions&) { return impl_->imported; }, impl_->path, calib);
+    built.prepared = std::make_shared<PreparedCache>();
+    state = std::make_shared<const CompileState>(static_cast<const CompileState&>(built));
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->states.emplace(key, state);
+  }
+  CompileContext cx(opts, *state);
+  finish_context(cx);
+  return compile_context(cx, calib);
 }
 
 CompileResult compile_model_bytes(const std::string& onnx_bytes, const std::string& origin, const CompileOptions& opts,

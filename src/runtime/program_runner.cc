@@ -197,6 +197,19 @@ std::vector<Tensor> ProgramRunner::run_op_on_float(size_t index, const std::map<
 ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs,
                                   const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op,
                                   const std::function<void()>& on_inputs) const {
+  return run_ops(0, inputs, {}, on_op, on_inputs);
+}
+
+ProgramOutputs ProgramRunner::resume(size_t first, const std::map<std::string, Tensor>& inputs,
+                                     std::map<std::string, Tensor> earlier) const {
+  FP_CHECK(first <= prog_.ops.size(), "resume: op ", first, " of a program of ", prog_.ops.size(), " ops");
+  return run_ops(first, inputs, std::move(earlier), {}, {});
+}
+
+ProgramOutputs ProgramRunner::run_ops(size_t first, const std::map<std::string, Tensor>& inputs,
+                                      std::map<std::string, Tensor> values,
+                                      const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op,
+                                      const std::function<void()>& on_inputs) const {
   check_inputs(prog_.inputs, inputs);
   std::unique_ptr<BufferPool> pool;
   {
@@ -207,7 +220,6 @@ ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs,
     }
   }
   if (!pool) pool = std::make_unique<BufferPool>();
-  std::map<std::string, Tensor> values;
   for (const auto& vi : prog_.inputs) {
     const Tensor& t = inputs.at(vi.name);
     QParams q = q_of(vi.name);
@@ -216,8 +228,12 @@ ProgramOutputs ProgramRunner::run(const std::map<std::string, Tensor>& inputs,
   if (on_inputs) on_inputs();
   for (const auto& [name, t] : prog_.float_constants) values[name] = t;
   std::map<std::string, int> readers = readers_;
+  for (size_t k = 0; k < first; ++k)  // (ops that do not run do not read)
+    for (const auto& in : prog_.ops[k].node.inputs)
+      if (auto r = readers.find(in); !in.empty() && r != readers.end()) --r->second;
   size_t live = 0, peak = 0;
-  for (const auto& op : prog_.ops) {
+  for (size_t k = first; k < prog_.ops.size(); ++k) {
+    const QOp& op = prog_.ops[k];
     std::vector<Tensor> outs = run_op(op, values, pool.get());
     if (on_op) on_op(op, outs);
     for (size_t i = 0; i < outs.size(); ++i) {

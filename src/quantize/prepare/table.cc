@@ -31,8 +31,17 @@ struct Affine {
   }
 };
 
-bool absorb_scalar_ops(CompileContext& cx, QOp& op, std::string* out, Tensor* fy, Affine* h) {
-  bool any = false;
+// One absorbed node and its constant operand.
+struct Absorbed {
+  Node node;
+  const Tensor* k;
+  size_t other;  // the constant's input index
+};
+
+// The scalar ops after op's output that its table absorbs (marked consumed; op's output moves to
+// the last one's), in order.
+std::vector<Absorbed> absorb_scalar_ops(CompileContext& cx, QOp& op, std::string* out, Affine* h) {
+  std::vector<Absorbed> chain;
   while (!cx.g.is_graph_output(*out)) {
     const Node* c = match::single_consumer(cx.g, *out);
     if (!c || !c->domain.empty() || c->inputs.size() != 2 || !cx.layer_allowed(*c) ||
@@ -41,19 +50,14 @@ bool absorb_scalar_ops(CompileContext& cx, QOp& op, std::string* out, Tensor* fy
     size_t other = c->inputs[0] == *out ? 1 : 0;
     const Tensor* k = match::constant(cx.g, c->inputs[other]);
     if (c->inputs[1 - other] != *out || !k || k->numel() != 1 || k->dtype() != DType::Float32 || k->rank() > 1) break;
-    Node cn = *c;
-    std::vector<const Tensor*> ins(2);
-    ins[1 - other] = fy;
-    ins[other] = k;
-    *fy = run_node(cn, ins).at(0);
+    chain.push_back({*c, k, other});
     h->apply(c->op_type, k->get_f64(0), other == 0);
     cx.consumed.insert(c->name);
     op.fused.push_back(c->name);
     *out = c->outputs[0];
     op.node.outputs[0] = *out;
-    any = true;
   }
-  return any;
+  return chain;
 }
 
 }  // namespace
@@ -85,36 +89,54 @@ Tensor table_curve(const Node& n, double a1, double a0, const QParams& qx, const
 
 // (20): a table over every input code.
 bool prepare_lut(CompileContext& cx, QOp& op) {
-  const Node& n = op.node;
+  const Node n = op.node;  // (absorbing scalar ops renames op's output)
   if (!cx.all_inputs_quantized(n, 1)) return false;
   for (size_t i = 1; i < n.inputs.size(); ++i)
     if (!n.inputs[i].empty() && !cx.g.initializers.count(n.inputs[i])) return false;
   QParams qx = cx.q_of(n.inputs[0]);
   if (qx.bits() > 16) return false;
   fx::Range rx = fx::range_of(qx.type);
-  Tensor x(DType::Float32, {rx.hi - rx.lo + 1});
-  for (int64_t q = rx.lo; q <= rx.hi; ++q) x.data<float>()[q - rx.lo] = fx::dequantize(q, qx.scale, qx.zero_point);
-  Node fnode = n;
-  fnode.outputs.resize(1);
-  std::vector<const Tensor*> ins = {&x};
-  for (size_t i = 1; i < n.inputs.size(); ++i)
-    ins.push_back(n.inputs[i].empty() ? nullptr : &cx.g.initializers.at(n.inputs[i]));
-  Tensor fy = run_node(fnode, ins).at(0);
   std::string out = n.outputs[0];
   Affine h;
-  bool composed = absorb_scalar_ops(cx, op, &out, &fy, &h);
-  if (!composed && kNonNegativeOps.count(n.op_type)) cx.nonneg.insert(out);
+  std::vector<Absorbed> chain = absorb_scalar_ops(cx, op, &out, &h);
+  if (chain.empty() && kNonNegativeOps.count(n.op_type)) cx.nonneg.insert(out);
   double lo, hi;
-  if (!composed && (n.op_type == "Clip") && match::clip_bounds(cx.g, n, &lo, &hi) && lo >= 0) cx.nonneg.insert(out);
-  QParams qy;
+  if (chain.empty() && (n.op_type == "Clip") && match::clip_bounds(cx.g, n, &lo, &hi) && lo >= 0) cx.nonneg.insert(out);
   // A QAT Clip keeps its range; a Relu/Clip on the same scale maps codes to themselves.
-  qy = activation_qparams(cx, out, out_bits(cx, op, out));
+  QParams qy = activation_qparams(cx, out, out_bits(cx, op, out));
   cx.set_q(out, qy);
-  fx::Range ry = fx::range_of(qy.type);
-  Tensor table(qy.type, {x.numel()});  // output codes: 64 KB for a 16-bit input and 8-bit output
-  for (int64_t i = 0; i < x.numel(); ++i)
-    table.set_f64(i, static_cast<double>(fx::quantize(fy.get_f64(i), qy.scale, qy.zero_point, ry)));
-  op.params = params::Table{table, rx.lo, h.ok ? table_curve(n, h.a1, h.a0, qx, qy, table, rx.lo) : Tensor(DType::Float32, {0})};
+  // The function's float values at every input code: f, then the absorbed ops, each evaluated
+  // by its float kernel.
+  auto values = [&]() {
+    Tensor x(DType::Float32, {rx.hi - rx.lo + 1});
+    for (int64_t q = rx.lo; q <= rx.hi; ++q) x.data<float>()[q - rx.lo] = fx::dequantize(q, qx.scale, qx.zero_point);
+    Node fnode = n;
+    fnode.outputs.resize(1);
+    std::vector<const Tensor*> ins = {&x};
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      ins.push_back(n.inputs[i].empty() ? nullptr : &cx.g.initializers.at(n.inputs[i]));
+    Tensor fy = run_node(fnode, ins).at(0);
+    for (const Absorbed& a : chain) {
+      std::vector<const Tensor*> ains(2);
+      ains[1 - a.other] = &fy;
+      ains[a.other] = a.k;
+      fy = run_node(a.node, ains).at(0);
+    }
+    return fy;
+  };
+  struct Made {
+    Tensor table, curve;
+  };
+  std::string key = cat("table|", n.name, '|', out, '|', PreparedCache::key_of(qx), '|', PreparedCache::key_of(qy));
+  auto made = prepared_value<Made>(cx.prepared.get(), key, [&]() {
+    Tensor fy = values();
+    fx::Range ry = fx::range_of(qy.type);
+    Tensor table(qy.type, {fy.numel()});  // output codes: 64 KB for a 16-bit input and 8-bit output
+    for (int64_t i = 0; i < fy.numel(); ++i)
+      table.set_f64(i, static_cast<double>(fx::quantize(fy.get_f64(i), qy.scale, qy.zero_point, ry)));
+    return Made{table, h.ok ? table_curve(n, h.a1, h.a0, qx, qy, table, rx.lo) : Tensor(DType::Float32, {0})};
+  });
+  op.params = params::Table{made->table, rx.lo, made->curve};
   op.node.inputs.resize(1);
   return true;
 }

@@ -34,45 +34,65 @@ bool prepare_matmul_like(CompileContext& cx, QOp& op) {
   const Tensor* b = n.inputs.size() > 2 && !n.inputs[2].empty() && cx.g.initializers.count(n.inputs[2])
                         ? &cx.g.initializers.at(n.inputs[2]) : nullptr;
   if (n.inputs.size() > 2 && !n.inputs[2].empty() && !b) return false;
-  // Normalize to W[N][K] (per output channel rows) and bias[N].
+  // Normalize to W[N][K] (per output channel rows) and bias[N]; each row's largest |w|.
   int64_t N, K;
-  Tensor wn;
-  double alpha = 1.0, beta = 1.0;
-  if (n.op_type == "Conv") {
-    N = w.dim(0);
-    K = w.numel() / N;
-    wn = w;
-  } else if (n.op_type == "ConvTranspose") {
-    // W[C, M/g, k...] -> one row per output channel m: W'[m][(c - g cg) k_size + k] (22).
+  double beta = 1.0;
+  if (n.op_type == "ConvTranspose") {
     if (w.rank() < 3) return false;
-    int64_t group = n.attr_int("group", 1), C = w.dim(0), mg = w.dim(1), ks = w.numel() / (C * mg), cg = C / group;
+    int64_t group = n.attr_int("group", 1), C = w.dim(0), mg = w.dim(1), cg = C / group;
     N = mg * group;
-    K = cg * ks;
-    wn = Tensor(DType::Float32, {N, K});
-    for (int64_t m = 0; m < N; ++m)
-      for (int64_t ci = 0; ci < cg; ++ci)
-        for (int64_t k = 0; k < ks; ++k)
-          wn.data<float>()[m * K + ci * ks + k] = w.data<float>()[conv_layout::transpose_weight_index(n, w, m, ci, k)];
+    K = cg * (w.numel() / (C * mg));
     if (b && b->numel() != N) return false;
   } else if (n.op_type == "Gemm") {
     if (n.attr_int("transA", 0) || w.rank() != 2) return false;
-    alpha = n.attr_float("alpha", 1.0f);
     beta = n.attr_float("beta", 1.0f);
     bool tb = n.attr_int("transB", 0) != 0;
     N = tb ? w.dim(0) : w.dim(1);
     K = tb ? w.dim(1) : w.dim(0);
-    wn = Tensor(DType::Float32, {N, K});
-    for (int64_t i = 0; i < N; ++i)
-      for (int64_t k = 0; k < K; ++k) wn.data<float>()[i * K + k] = static_cast<float>(alpha * w.get_f64(tb ? i * K + k : k * N + i));
     if (b && b->numel() != N && b->numel() != 1) return false;
-  } else {  // MatMul with constant 2-D B
+  } else if (n.op_type == "MatMul") {  // constant 2-D B
     if (w.rank() != 2) return false;
     K = w.dim(0);
     N = w.dim(1);
-    wn = Tensor(DType::Float32, {N, K});
-    for (int64_t i = 0; i < N; ++i)
-      for (int64_t k = 0; k < K; ++k) wn.data<float>()[i * K + k] = w.data<float>()[k * N + i];
+  } else {
+    N = w.dim(0);
+    K = w.numel() / N;
   }
+  struct Rows {
+    Tensor wn;                  // [N, K] float
+    std::vector<double> amax;   // per row
+  };
+  auto rows = prepared_value<Rows>(cx.prepared.get(), cat("rows|", n.name, '|', n.inputs[1]), [&]() {
+    Rows r;
+    if (n.op_type == "Conv") {
+      r.wn = w;
+    } else if (n.op_type == "ConvTranspose") {
+      // W[C, M/g, k...] -> one row per output channel m: W'[m][(c - g cg) k_size + k] (22).
+      int64_t ks = K / (w.dim(0) / n.attr_int("group", 1)), cg = K / ks;
+      r.wn = Tensor(DType::Float32, {N, K});
+      for (int64_t m = 0; m < N; ++m)
+        for (int64_t ci = 0; ci < cg; ++ci)
+          for (int64_t k = 0; k < ks; ++k)
+            r.wn.data<float>()[m * K + ci * ks + k] = w.data<float>()[conv_layout::transpose_weight_index(n, w, m, ci, k)];
+    } else if (n.op_type == "Gemm") {
+      double alpha = n.attr_float("alpha", 1.0f);
+      bool tb = n.attr_int("transB", 0) != 0;
+      r.wn = Tensor(DType::Float32, {N, K});
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = 0; k < K; ++k)
+          r.wn.data<float>()[i * K + k] = static_cast<float>(alpha * w.get_f64(tb ? i * K + k : k * N + i));
+    } else {
+      r.wn = Tensor(DType::Float32, {N, K});
+      for (int64_t i = 0; i < N; ++i)
+        for (int64_t k = 0; k < K; ++k) r.wn.data<float>()[i * K + k] = w.data<float>()[k * N + i];
+    }
+    r.amax.assign(static_cast<size_t>(N), 0.0);
+    for (int64_t c = 0; c < N; ++c)
+      for (int64_t k = 0; k < K; ++k)
+        r.amax[c] = std::max(r.amax[c], std::abs(static_cast<double>(r.wn.data<float>()[c * K + k])));
+    return r;
+  });
+  const Tensor& wn = rows->wn;
   if (n.op_type == "MatMul" && !b) b = fuse_bias_add(cx, op, N);
   QParams qx = cx.q_of(n.inputs[0]);
   double lo, hi;
@@ -82,24 +102,35 @@ bool prepare_matmul_like(CompileContext& cx, QOp& op) {
   cx.set_q(out, qy);
   DType wt = params16(cx, n) ? DType::Int16 : DType::Int8;
   bool wide = op.bits == 16 || wt == DType::Int16 || qx.bits() == 16;
-  Tensor qw(wt, wn.shape()), bias(DType::Int64, {N}), mult(DType::Int64, {N}), shift(DType::Int64, {N});
+  Tensor bias(DType::Int64, {N}), mult(DType::Int64, {N}), shift(DType::Int64, {N});
   Tensor wscale(DType::Float64, {N});
   int64_t max_product = (std::max(std::abs(fx::range_of(qx.type).lo), fx::range_of(qx.type).hi)) * (fx::range_of(wt).hi + 1);
   int64_t clipped_bias = 0;
+  std::vector<double> bvs(static_cast<size_t>(N));
   for (int64_t c = 0; c < N; ++c) {
-    double amax = 0;
-    for (int64_t k = 0; k < K; ++k) amax = std::max(amax, std::abs(static_cast<double>(wn.data<float>()[c * K + k])));
     double bv = b ? beta * b->get_f64(b->numel() == 1 ? 0 : c) : 0.0;
+    bvs[c] = bv;
     std::optional<double> fixed_sw = qdq_weight_scale(cx, n, c, N, wt);
-    double sw = fixed_sw.value_or(weight_scale(amax, wt, cx.pow2));
+    double sw = fixed_sw.value_or(weight_scale(rows->amax[c], wt, cx.pow2));
     // §4: the bias code (11) must fit the int64 accumulator: s_w >= |b| / (2^62 s_x). Where
     // that binds (a tiny input scale, a channel with near-zero weights and a real bias), the
     // weights' contribution is below 2^-55 of the bias, and coarser weight codes lose nothing.
     double sw_floor = std::abs(bv) / (0x1p62 * qx.scale) * (1 + 1e-9);
     if (!fixed_sw && sw < sw_floor) sw = cx.pow2 ? std::ldexp(1.0, static_cast<int>(std::ceil(std::log2(sw_floor)))) : sw_floor;
     wscale.data<double>()[c] = sw;
-    for (int64_t k = 0; k < K; ++k)
-      qw.set_f64(c * K + k, static_cast<double>(fx::quantize(wn.data<float>()[c * K + k], sw, 0, fx::range_of(wt))));
+  }
+  const std::vector<double> sws(wscale.data<double>(), wscale.data<double>() + N);
+  Tensor qw = *prepared_value<Tensor>(
+      cx.prepared.get(), cat("weights|", n.name, '|', n.inputs[1], '|', static_cast<int>(wt), '|', PreparedCache::key_of(sws)),
+      [&]() {
+        Tensor q(wt, wn.shape());
+        for (int64_t c = 0; c < N; ++c)
+          for (int64_t k = 0; k < K; ++k)
+            q.set_f64(c * K + k, static_cast<double>(fx::quantize(wn.data<float>()[c * K + k], sws[c], 0, fx::range_of(wt))));
+        return q;
+      });
+  for (int64_t c = 0; c < N; ++c) {
+    double bv = bvs[c], sw = sws[c];
     // (11) in the int64 range first: a tiny input scale makes a large bias code, which the
     // accumulator must then hold exactly (it widens below) rather than clip.
     int64_t qb = fx::quantize(bv, qx.scale * sw, 0, fx::range_of(DType::Int64));
