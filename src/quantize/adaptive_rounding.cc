@@ -175,7 +175,7 @@ void round_weights_adaptively(CompileContext& cx, const CalibrationSource& calib
           std::equal(pw.weight_scale.data<double>(), pw.weight_scale.data<double>() + pw.weight_scale.numel(),
                      it->second.weight_scale.data<double>())) {
         pw.weight = it->second.codes;
-        record(it->second.report);
+        if (!it->second.report.is_null()) record(it->second.report);
         continue;
       }
     }
@@ -213,7 +213,11 @@ void round_weights_adaptively(CompileContext& cx, const CalibrationSource& calib
     }
     for (size_t i = first; i < last; ++i) {
       Target& t = targets[i];
-      if (t.patches == 0) continue;
+      if (t.patches == 0) {  // no sample reached its input: nearest codes (kept, so later compiles do not look again)
+        params::Weighted& pw = *weighted_params(t.op->params);
+        if (cache) cache->rounded[t.op->node.name] = {pw.weight_scale, pw.weight, nullptr};
+        continue;
+      }
       for (int64_t g = 0; g < t.groups; ++g) {  // the lower triangle from the upper
         double* h = t.H.data() + g * t.Kg * t.Kg;
         for (int64_t a = 0; a < t.Kg; ++a)

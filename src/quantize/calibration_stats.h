@@ -68,7 +68,7 @@ struct CalibrationCache {
   // reuse a layer's codes while its weight scales are the same. Never saved or merged.
   struct RoundedWeights {
     Tensor weight_scale, codes;
-    nlohmann::json report;
+    nlohmann::json report;  // null: no sample reached the layer's input (codes nearest)
   };
   std::map<std::string, RoundedWeights> rounded;
   // Statistics this cache held for other graphs (not `given` ones), by fingerprint: analyze
