@@ -22,6 +22,10 @@ constexpr size_t kMaxSamples = 32;             // calibration samples the input 
 constexpr int64_t kMaxRow = 4608;              // longer rows (3x3x512) keep nearest rounding
 constexpr int64_t kChunkDoubles = int64_t{32} << 20;  // H entries accumulated per float pass (256 MB)
 constexpr int kMaxSweeps = 8;                  // coordinate-descent sweeps per output channel
+// A layer's H kept in the job's cache up to this size (32 MB), so a later compile whose weight
+// scales differ (a channel of near-zero weights takes its scale from the input's, §4) rounds again
+// without a float pass.
+constexpr int64_t kKeepDoubles = int64_t{1} << 22;
 
 // Patches per layer over all samples: a few per weight of a row, so H (Kg x Kg) is well
 // determined (with fewer patches than weights, any rounding fits the samples).
@@ -138,7 +142,7 @@ ChannelResult round_channel(const double* H, int64_t K, const double* w, double 
 }  // namespace
 
 void round_weights_adaptively(CompileContext& cx, const CalibrationSource& calib) {
-  std::vector<Target> targets;
+  std::vector<Target> targets, ready;  // ready: H kept from an earlier compile of the job
   int64_t too_long = 0, layers = 0, flipped = 0, codes = 0;
   double db_sum = 0;
   nlohmann::json per_layer = nlohmann::json::array();
@@ -168,20 +172,72 @@ void round_weights_adaptively(CompileContext& cx, const CalibrationSource& calib
       ++too_long;
       continue;
     }
-    if (cache) {  // rounded by an earlier compile of this job with the same weight scales
+    if (cache) {  // rounded by an earlier compile of this job
       auto it = cache->rounded.find(op.node.name);
       if (it != cache->rounded.end() && it->second.codes.shape() == pw.weight.shape() &&
-          it->second.weight_scale.numel() == pw.weight_scale.numel() &&
-          std::equal(pw.weight_scale.data<double>(), pw.weight_scale.data<double>() + pw.weight_scale.numel(),
-                     it->second.weight_scale.data<double>())) {
-        pw.weight = it->second.codes;
-        if (!it->second.report.is_null()) record(it->second.report);
-        continue;
+          it->second.weight_scale.numel() == pw.weight_scale.numel()) {
+        if (std::equal(pw.weight_scale.data<double>(), pw.weight_scale.data<double>() + pw.weight_scale.numel(),
+                       it->second.weight_scale.data<double>())) {  // with the same weight scales
+          pw.weight = it->second.codes;
+          if (!it->second.report.is_null()) record(it->second.report);
+          continue;
+        }
+        if (it->second.H) {  // other scales, the same samples: round again from its H
+          t.H = *it->second.H;
+          t.patches = it->second.patches;
+          ready.push_back(std::move(t));
+          continue;
+        }
       }
     }
     targets.push_back(std::move(t));
   }
+  // Round t's codes against its H (accumulated, or kept), and keep the result in the job's cache.
+  auto round_target = [&](Target& t) {
+    if (t.patches == 0) {  // no sample reached its input: nearest codes (kept, so later compiles do not look again)
+      params::Weighted& pw = *weighted_params(t.op->params);
+      if (cache) cache->rounded[t.op->node.name] = {pw.weight_scale, pw.weight, nullptr, nullptr, 0};
+      return;
+    }
+    for (int64_t g = 0; g < t.groups; ++g) {  // the lower triangle from the upper
+      double* h = t.H.data() + g * t.Kg * t.Kg;
+      for (int64_t a = 0; a < t.Kg; ++a)
+        for (int64_t b = a + 1; b < t.Kg; ++b) h[b * t.Kg + a] = h[a * t.Kg + b];
+    }
+    params::Weighted& pw = *weighted_params(t.op->params);
+    Tensor qw = pw.weight.clone();  // its own codes (tensors share storage on copy)
+    const double* ws = pw.weight_scale.data<double>();
+    int64_t mg = t.N / t.groups;
+    fx::Range r = fx::range_of(DType::Int8);
+    r.lo = -r.hi;  // weight codes stay symmetric (the nearest codes of (10) never reach -128)
+    std::vector<ChannelResult> res(static_cast<size_t>(t.N));
+    parallel_for(t.N, default_threads(), [&](int64_t c) {
+      std::vector<double> w(static_cast<size_t>(t.K));
+      std::vector<int64_t> q(static_cast<size_t>(t.K));
+      for (int64_t k = 0; k < t.K; ++k) {
+        w[k] = float_weight(*t.op, *t.w, c, k, t.N, t.K);
+        q[k] = static_cast<int64_t>(qw.get_f64(c * t.K + k));
+      }
+      if (!(ws[c] > 0) || !std::isfinite(ws[c])) return;
+      res[c] = round_channel(t.H.data() + (c / mg) * t.Kg * t.Kg, t.K, w.data(), ws[c], r, q.data());
+      for (int64_t k = 0; k < t.K; ++k) qw.set_f64(c * t.K + k, static_cast<double>(q[k]));
+    });
+    double before = 0, after = 0;
+    int64_t f = 0;
+    for (const auto& c : res) before += c.before, after += c.after, f += c.flipped;
+    pw.weight = qw;
+    std::shared_ptr<const std::vector<double>> kept;
+    if (cache && static_cast<int64_t>(t.H.size()) <= kKeepDoubles)
+      kept = std::make_shared<const std::vector<double>>(std::move(t.H));
+    t.H = {};
+    double db = before > 0 && after > 0 ? 10 * std::log10(before / after) : 0.0;
+    nlohmann::json l = {{"layer", t.op->node.name}, {"codes_changed", f}, {"codes", qw.numel()},
+                        {"patches", t.patches}, {"weight_error_reduction_db", db}};
+    record(l);
+    if (cache) cache->rounded[t.op->node.name] = {pw.weight_scale, qw, l, kept, t.patches};
+  };
   size_t samples = std::min(calib.size(), kMaxSamples);
+  for (Target& t : ready) round_target(t);
   std::unique_ptr<Executor> ex;  // only when some layer is not rounded yet
   if (!targets.empty()) ex = std::make_unique<Executor>(cx.g, fast_float_kernels());
   for (size_t first = 0; first < targets.size();) {
@@ -211,47 +267,7 @@ void round_weights_adaptively(CompileContext& cx, const CalibrationSource& calib
       for (const auto& [name, t] : sample) observe(name, t);
       ex->run(sample, ro);
     }
-    for (size_t i = first; i < last; ++i) {
-      Target& t = targets[i];
-      if (t.patches == 0) {  // no sample reached its input: nearest codes (kept, so later compiles do not look again)
-        params::Weighted& pw = *weighted_params(t.op->params);
-        if (cache) cache->rounded[t.op->node.name] = {pw.weight_scale, pw.weight, nullptr};
-        continue;
-      }
-      for (int64_t g = 0; g < t.groups; ++g) {  // the lower triangle from the upper
-        double* h = t.H.data() + g * t.Kg * t.Kg;
-        for (int64_t a = 0; a < t.Kg; ++a)
-          for (int64_t b = a + 1; b < t.Kg; ++b) h[b * t.Kg + a] = h[a * t.Kg + b];
-      }
-      params::Weighted& pw = *weighted_params(t.op->params);
-      Tensor qw = pw.weight.clone();  // its own codes (tensors share storage on copy)
-      const double* ws = pw.weight_scale.data<double>();
-      int64_t mg = t.N / t.groups;
-      fx::Range r = fx::range_of(DType::Int8);
-      r.lo = -r.hi;  // weight codes stay symmetric (the nearest codes of (10) never reach -128)
-      std::vector<ChannelResult> res(static_cast<size_t>(t.N));
-      parallel_for(t.N, default_threads(), [&](int64_t c) {
-        std::vector<double> w(static_cast<size_t>(t.K));
-        std::vector<int64_t> q(static_cast<size_t>(t.K));
-        for (int64_t k = 0; k < t.K; ++k) {
-          w[k] = float_weight(*t.op, *t.w, c, k, t.N, t.K);
-          q[k] = static_cast<int64_t>(qw.get_f64(c * t.K + k));
-        }
-        if (!(ws[c] > 0) || !std::isfinite(ws[c])) return;
-        res[c] = round_channel(t.H.data() + (c / mg) * t.Kg * t.Kg, t.K, w.data(), ws[c], r, q.data());
-        for (int64_t k = 0; k < t.K; ++k) qw.set_f64(c * t.K + k, static_cast<double>(q[k]));
-      });
-      double before = 0, after = 0;
-      int64_t f = 0;
-      for (const auto& c : res) before += c.before, after += c.after, f += c.flipped;
-      pw.weight = qw;
-      t.H = {};
-      double db = before > 0 && after > 0 ? 10 * std::log10(before / after) : 0.0;
-      nlohmann::json l = {{"layer", t.op->node.name}, {"codes_changed", f}, {"codes", qw.numel()},
-                          {"patches", t.patches}, {"weight_error_reduction_db", db}};
-      record(l);
-      if (cache) cache->rounded[t.op->node.name] = {pw.weight_scale, qw, l};
-    }
+    for (size_t i = first; i < last; ++i) round_target(targets[i]);
     first = last;
   }
   cx.log_rewrite("adaptive_rounding",

@@ -69,6 +69,8 @@ struct CalibrationCache {
   struct RoundedWeights {
     Tensor weight_scale, codes;
     nlohmann::json report;  // null: no sample reached the layer's input (codes nearest)
+    std::shared_ptr<const std::vector<double>> H;  // the layer's H (adaptive_rounding.cc) where small; may be null
+    int64_t patches = 0;
   };
   std::map<std::string, RoundedWeights> rounded;
   // Statistics this cache held for other graphs (not `given` ones), by fingerprint: analyze

@@ -17,13 +17,16 @@ namespace {
 using test::make_node;
 
 // x -> conv1 -> Relu (r) -> conv2 + bias (s) -> HardSwish (h) -> conv3 (y1), and a Sigmoid of s
-// (y2): weights, tables, a curve, bias correction, two outputs.
+// (y2): weights, tables, a curve, bias correction, adaptive rounding, two outputs.
 Graph chain_graph() {
   Graph g;
   g.opsets[""] = 14;
   g.inputs.push_back(test::input_info("x", {1, 4, 6, 6}));
   g.initializers["w1"] = test::random_tensor({6, 4, 3, 3}, 1);
   g.initializers["w2"] = test::random_tensor({6, 6, 1, 1}, 2, -0.5f, 0.5f);
+  // Channel 0 of conv2 has near-zero weights and a bias: its weight scale is the floor the bias
+  // code sets (§4), which follows r's scale, so a range factor on r changes conv2's weight scales.
+  for (int k = 0; k < 6; ++k) g.initializers["w2"].data<float>()[k] = 1e-17f * static_cast<float>(k - 2);
   g.initializers["b2"] = test::random_tensor({6}, 3, 0.6f, 0.7f);
   g.initializers["w3"] = test::random_tensor({3, 6, 3, 3}, 4);
   g.nodes.push_back(make_node("Conv", {"x", "w1"}, {"c"}, "conv1", {{"pads", test::ints_attr({1, 1, 1, 1})}}));
@@ -79,6 +82,11 @@ std::vector<CompileOptions> option_sets() {
   CompileOptions rounding = o;
   rounding.adaptive_rounding = true;
   v.push_back(rounding);
+  for (double f : {0.7, 1.5}) {  // conv2 rounded again, from what the first rounding kept
+    CompileOptions rf = rounding;
+    rf.range_factors = {{"r", f}};
+    v.push_back(rf);
+  }
   v.push_back(o);
   CompileOptions wide;  // another graph state (fused intermediates)
   v.push_back(wide);
