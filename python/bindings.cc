@@ -298,14 +298,16 @@ std::string analyze_py(const std::string& model, const std::string& config_json,
 
 std::shared_ptr<PyProgram> load_py(const std::string& dir) {
   namespace fs = std::filesystem;
-  FP_CHECK(fs::is_directory(dir), "'", dir, "': expected the folder fixpoint.compile(...).save(DIR) or `fixpoint compile -o DIR` wrote");
-  Program p = load_program((fs::path(dir) / "model.fxp").string());
+  std::string file = program_file(dir);
+  FP_CHECK(!file.empty(), "'", dir, "': expected the folder fixpoint.compile(...).save(DIR) or `fixpoint compile -o DIR` wrote, or its model.fxp");
+  Program p = load_program(file);
+  fs::path folder = fs::path(file).parent_path();  // the reports written next to it
   nlohmann::json report, mixed;
   std::string text;
-  if (std::ifstream f(fs::path(dir) / "compile_report.json"); f) report = nlohmann::json::parse(f, nullptr, false);
+  if (std::ifstream f(folder / "compile_report.json"); f) report = nlohmann::json::parse(f, nullptr, false);
   if (report.is_discarded()) report = nullptr;
-  if (std::ifstream f(fs::path(dir) / "compile_report.txt"); f) text.assign(std::istreambuf_iterator<char>(f), {});
-  if (std::ifstream f(fs::path(dir) / "mixed_precision.json"); f) mixed = nlohmann::json::parse(f, nullptr, false);
+  if (std::ifstream f(folder / "compile_report.txt"); f) text.assign(std::istreambuf_iterator<char>(f), {});
+  if (std::ifstream f(folder / "mixed_precision.json"); f) mixed = nlohmann::json::parse(f, nullptr, false);
   if (mixed.is_discarded()) mixed = nullptr;
   return std::make_shared<PyProgram>(std::move(p), std::move(report), std::move(text), std::move(mixed));
 }
@@ -439,6 +441,7 @@ PYBIND11_MODULE(_core, m) {
         py::arg("verbose"));
   m.def("model_inputs", [](const std::string& path) { return value_infos(import_onnx_file(path, ImportOptions{{}, false}).inputs); });
   m.def("load", &load_py);
+  m.def("program_file", &program_file);
   m.def("analyze", &analyze_py, py::arg("model"), py::arg("config_json"), py::arg("options_json"), py::arg("calibration"),
         py::arg("feed_sets"), py::arg("metric"), py::arg("layers"), py::arg("threads"), py::arg("verbose"));
   m.def("sensitivity_table", [](const std::string& analysis_json, size_t rows) {

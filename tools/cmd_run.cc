@@ -1,5 +1,6 @@
 // fixpoint run MODEL.onnx|DIR --input NAME=FILE.npy ... --output-dir DIR [--raw]
-// MODEL.onnx runs the float reference; DIR (from `fixpoint compile`) runs DIR/model.fxp.
+// MODEL.onnx runs the float reference; DIR (from `fixpoint compile`) runs DIR/model.fxp, as does
+// the model.fxp file named itself.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -123,9 +124,9 @@ void warn_nonfinite(const std::map<std::string, Tensor>& tensors, const std::str
       std::cerr << "fixpoint: warning: " << what << " '" << name << "' holds " << nf.text() << "\n";
 }
 
-void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
+void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs, const std::string& program) {
   namespace fs = std::filesystem;
-  ProgramRunner runner(load_program((fs::path(a.model) / "model.fxp").string()));
+  ProgramRunner runner(load_program(program));
   runner.set_threads(a.threads ? a.threads : default_threads());
   if (inputs.count("")) {
     FP_CHECK(runner.program().inputs.size() == 1, "--input without a NAME= is only allowed for a model with one input");
@@ -172,7 +173,7 @@ void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs) {
 void run_run(const RunArgs& a) {
   namespace fs = std::filesystem;
   std::map<std::string, Tensor> inputs = load_input_options(a.inputs);
-  if (fs::is_directory(a.model)) return run_program(a, inputs);
+  if (std::string program = program_file(a.model); !program.empty()) return run_program(a, inputs, program);
   PipelineOptions po;
   po.verbose = a.verbose;
   po.shapes = parse_shape_options(a.shapes);
@@ -222,7 +223,7 @@ void run_run(const RunArgs& a) {
 void add_run_command(CLI::App& app) {
   auto a = std::make_shared<RunArgs>();
   CLI::App* c = app.add_subcommand("run", "Run a model on .npy inputs and write every output as DIR/<name>.npy");
-  c->add_option("model", a->model, "ONNX model file, or a folder made by `fixpoint compile`")->required();
+  c->add_option("model", a->model, "ONNX model file, or a folder made by `fixpoint compile` (or its model.fxp)")->required();
   c->add_option("-i,--input", a->inputs, "NAME=FILE.npy for each model input (repeatable)")->required();
   c->add_option("-o,--output-dir", a->output_dir, "Folder for the outputs (created if missing)")->required();
   c->add_option("--shape", a->shapes, "Bind an input's shape instead of taking it from the input file");

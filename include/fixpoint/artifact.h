@@ -12,6 +12,10 @@ namespace fixpoint {
 // validates every op's params (one line naming the op and the field at fault).
 void save_program(const Program& p, const std::string& path);
 Program load_program(const std::string& path);
+// The artifact a user's path names: DIR/model.fxp for a folder (as `fixpoint compile -o DIR`
+// writes), PATH for a file that starts with the artifact's magic; "" for anything else (an ONNX
+// model, or no such file).
+std::string program_file(const std::string& path);
 
 // Calibration statistics (compiler.h: calibrate_model, merge_calibration) as FILE.fxs: the same
 // container (magic, version, CBOR, CRC-32); a bad file gives one line naming it.

@@ -86,7 +86,8 @@ class Program:
 
 
 def load(directory):
-    """Loads the program in DIR (written by Program.save or `fixpoint compile -o DIR`)."""
+    """Loads the program in DIR (written by Program.save or `fixpoint compile -o DIR`), or the
+    artifact file DIR/model.fxp itself."""
     return Program(_core.load(os.fspath(directory)))
 
 

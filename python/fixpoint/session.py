@@ -31,14 +31,14 @@ def node_args(infos):
 
 class InferenceSession:
     """InferenceSession(path_or_dir, threads=None, reference=False): a folder written by fixpoint
-    compile (or Program.save) runs the fixed-point program; an .onnx file runs the float model on
-    the fast float path (reference=True: the simple reference kernels).
+    compile (or Program.save), or its model.fxp, runs the fixed-point program; an .onnx file runs
+    the float model on the fast float path (reference=True: the simple reference kernels).
     threads: kernel threads (default: all cores; any count gives the same bits)."""
 
     def __init__(self, path_or_dir, threads=None, reference=False, **_ort_kwargs):
         from .program import load
         p = os.fspath(path_or_dir)
-        if os.path.isdir(p):
+        if _core.program_file(p):  # a folder `fixpoint compile` wrote, or its model.fxp
             self._program = load(p)
             self._program.threads = threads or os.cpu_count() or 1
             self._run = self._program.run

@@ -1,9 +1,14 @@
 // The artifact file: one file holding the whole program, in the container of container.h with
 // magic "FIXPOINT" and a CBOR (nlohmann::json) payload with tensors as binary values.
 
+#include "fixpoint/artifact.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
 #include <nlohmann/json.hpp>
 
-#include "fixpoint/artifact.h"
 #include "container.h"
 #include "op_schema.h"
 
@@ -140,6 +145,16 @@ Program program_from_json(const json& j) {
 void save_program(const Program& p, const std::string& path) {
   std::vector<uint8_t> cbor = json::to_cbor(program_json(p));
   container::write(path, kMagic, Program::kFormatVersion, std::string(cbor.begin(), cbor.end()));
+}
+
+std::string program_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return (fs::path(path) / "model.fxp").string();
+  std::ifstream f(path, std::ios::binary);
+  char head[8] = {};
+  if (!f.read(head, sizeof head) || !std::equal(head, head + 8, kMagic)) return "";
+  return path;
 }
 
 Program load_program(const std::string& path) {

@@ -184,6 +184,16 @@ def test_bad_artifacts_give_one_clear_error(models, tmp_path):
         lines = p.stderr.strip().splitlines()
         assert p.returncode == 1 and len(lines) == 1, (case, p.stderr)
         assert expect[case] in lines[0] and "model.fxp" in lines[0], (case, lines[0])
+        if case != "not_fxp":  # the file named itself (it starts with the artifact's magic): the same error
+            p = run_cli("run", d / "model.fxp", "--input", x, "--output-dir", tmp_path / "o", check=False)
+            assert p.returncode == 1 and p.stderr.strip().splitlines() == lines, (case, p.stderr)
+    # The good artifact named itself runs the program in its folder.
+    run_cli("run", prog, "--input", x, "--output-dir", tmp_path / "dir", "--raw", "-q")
+    run_cli("run", prog / "model.fxp", "--input", x, "--output-dir", tmp_path / "file", "--raw", "-q")
+    outs = sorted(f.name for f in (tmp_path / "dir").glob("*.npy"))
+    assert outs and outs == sorted(f.name for f in (tmp_path / "file").glob("*.npy"))
+    for f in outs:
+        assert (tmp_path / "dir" / f).read_bytes() == (tmp_path / "file" / f).read_bytes(), f
 
 
 def test_compile_errors(models, tmp_path):

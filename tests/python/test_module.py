@@ -99,6 +99,15 @@ def test_save_load_and_inference_session(prog, tmp_path):
     assert y.tobytes() == prog.run({"image": x})["probabilities"].tobytes()  # threads: same bits
     with pytest.raises(fixpoint.Error, match="output 'nosuch' is not an output"):
         sess.run(["nosuch"], {"image": x})
+    # The artifact file itself, as users name it: the same program, its reports from its folder.
+    fxp = tmp_path / "p" / "model.fxp"
+    (z,) = fixpoint.InferenceSession(fxp).run(None, {"image": x})
+    assert z.tobytes() == y.tobytes()
+    assert fixpoint.load(fxp).report["subgraph_counts"] == prog.report["subgraph_counts"]
+    # Any other file is not a program (an ONNX model is tried, and fails naming the file).
+    (tmp_path / "notes.txt").write_text("FIXPOIN")
+    with pytest.raises(fixpoint.Error, match="notes.txt"):
+        fixpoint.load(tmp_path / "notes.txt")
 
 
 def test_options_config_and_tidl_names(tmp_path):
