@@ -123,7 +123,8 @@ CompileResult compile_model_bytes(const std::string& onnx_bytes, const std::stri
 // each distinct value of the options they read (bits, wide_intermediates, disabled_passes, deny,
 // allow, and whether there are calibration samples); every compile(opts, calib) gives the
 // program compile_model(path, opts, calib) gives, for options with the shapes given here.
-// compile may be called from several threads.
+// compile may be called from several threads, but not for compiles that share a calibration
+// cache (CompileOptions::calibration_cache), which they fill.
 class ModelCompiler {
  public:
   ModelCompiler(std::string model_path, ShapeBindings shapes);
