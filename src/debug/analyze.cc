@@ -64,7 +64,7 @@ json analyze_sensitivity(const std::string& model_path, const CompileOptions& ba
     if (base.progress) base.progress(s);
   };
   CompileOptions o = base;
-  ModelCompiler model(model_path, base.shapes);  // read and parsed once
+  ModelCompiler model(model_path, base.shapes);  // read once; passes once per option set; prepared ops reused
   o.bits16.clear();
   o.bits8.clear();
   o.calibration_cache = make_calibration_cache();

@@ -30,7 +30,7 @@ AutoMixedResult choose_mixed_precision(const std::string& model_path, const Comp
     if (opts.progress) opts.progress(s);
   };
   CompileOptions o8 = trial_options(opts);
-  ModelCompiler model(model_path, opts.shapes);  // read and parsed once
+  ModelCompiler model(model_path, opts.shapes);  // read once; passes once per option set; prepared ops reused
   auto compile = [&](int bits, const std::vector<std::string>& extra16, const std::vector<std::string>& extra_out16) {
     CompileOptions c = o8;
     c.bits = bits;

@@ -30,7 +30,7 @@ RangeSearchResult choose_ranges(const std::string& model_path, const CompileOpti
     if (opts.progress) opts.progress(s);
   };
   CompileOptions o8 = trial_options(opts);
-  ModelCompiler model(model_path, opts.shapes);  // read and parsed once
+  ModelCompiler model(model_path, opts.shapes);  // read once; passes once per option set; prepared ops reused
   auto compile = [&](int bits, const std::map<std::string, double>& factors) {
     CompileOptions c = o8;
     c.bits = bits;
