@@ -119,7 +119,8 @@ AutoMixedResult choose_mixed_precision(const std::string& model_path, const Comp
   for (size_t i = 0; i < std::min(kMeasureSamples, calib.size()); ++i) inputs.push_back(calib.sample(i));
   int threads = default_threads();
   OutputSets ref = run_program(compile(32, {}, {}), inputs, threads);
-  OutputError all8 = output_error(ref, run_program(cmp.program(), inputs, threads));
+  TrialRuns runs(inputs, threads);  // candidates run from their first op that differs from all-8-bit
+  OutputError all8 = output_error(ref, runs.set_base(cmp.program()));
   auto split = [](const std::vector<const Cand*>& cs) {
     std::pair<std::vector<std::string>, std::vector<std::string>> r;  // (bits16, out16)
     for (const Cand* c : cs) (c->output_only ? r.second : r.first).push_back(c->name);
@@ -128,7 +129,7 @@ AutoMixedResult choose_mixed_precision(const std::string& model_path, const Comp
   // The graph outputs' noise with a set of candidates promoted (throws when it does not compile).
   auto noise_with = [&](const std::vector<const Cand*>& set) {
     auto [b16, o16] = split(set);
-    return output_error(ref, run_program(compile(8, b16, o16), inputs, threads)).noise;
+    return output_error(ref, runs.run(compile(8, b16, o16))).noise;
   };
   std::vector<Cand*> measured;
   for (Cand* cp : screened) {
