@@ -35,13 +35,14 @@ bool prepare_matmul_like(CompileContext& cx, QOp& op) {
                         ? &cx.g.initializers.at(n.inputs[2]) : nullptr;
   if (n.inputs.size() > 2 && !n.inputs[2].empty() && !b) return false;
   // Normalize to W[N][K] (per output channel rows) and bias[N]; each row's largest |w|.
-  int64_t N, K;
+  int64_t N, K, ks = 1;  // ks: a ConvTranspose's kernel elements per input channel
   double beta = 1.0;
   if (n.op_type == "ConvTranspose") {
     if (w.rank() < 3) return false;
-    int64_t group = n.attr_int("group", 1), C = w.dim(0), mg = w.dim(1), cg = C / group;
+    int64_t group = n.attr_int("group", 1), C = w.dim(0), mg = w.dim(1);
     N = mg * group;
-    K = cg * (w.numel() / (C * mg));
+    ks = w.numel() / (C * mg);
+    K = C / group * ks;
     if (b && b->numel() != N) return false;
   } else if (n.op_type == "Gemm") {
     if (n.attr_int("transA", 0) || w.rank() != 2) return false;
@@ -68,7 +69,7 @@ bool prepare_matmul_like(CompileContext& cx, QOp& op) {
       r.wn = w;
     } else if (n.op_type == "ConvTranspose") {
       // W[C, M/g, k...] -> one row per output channel m: W'[m][(c - g cg) k_size + k] (22).
-      int64_t ks = K / (w.dim(0) / n.attr_int("group", 1)), cg = K / ks;
+      int64_t cg = K / ks;
       r.wn = Tensor(DType::Float32, {N, K});
       for (int64_t m = 0; m < N; ++m)
         for (int64_t ci = 0; ci < cg; ++ci)
