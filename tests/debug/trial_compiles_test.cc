@@ -4,10 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
-#include "fixpoint/artifact.h"
 #include "fixpoint/output_error.h"
 #include "quantize/compile_test_util.h"
 
@@ -38,15 +35,6 @@ Graph chain_graph() {
   g.outputs.push_back(ValueInfo{"y1", DType::Float32, std::nullopt});
   g.outputs.push_back(ValueInfo{"y2", DType::Float32, std::nullopt});
   return g;
-}
-
-std::string artifact_bytes(const Program& p, const std::string& dir) {
-  std::filesystem::create_directories(dir);
-  save_program(p, dir + "/model.fxp");
-  std::ifstream f(dir + "/model.fxp", std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
 }
 
 struct Fixture {
@@ -101,9 +89,9 @@ TEST(ModelCompiler, GivesTheArtifactsOfPlainCompilesInAnyOrder) {
   auto cache = make_calibration_cache();  // as the searches share one
   int i = 0;
   for (CompileOptions o : option_sets()) {
-    std::string plain = artifact_bytes(compile_model(fx.path, o, &src).program, cat(fx.dir, "/p", i));
+    std::string plain = test::artifact_bytes(compile_model(fx.path, o, &src).program, cat(fx.dir, "/p", i));
     o.calibration_cache = cache;
-    std::string repeated = artifact_bytes(mc.compile(o, &src).program, cat(fx.dir, "/r", i));
+    std::string repeated = test::artifact_bytes(mc.compile(o, &src).program, cat(fx.dir, "/r", i));
     ASSERT_GT(plain.size(), 100u);
     EXPECT_EQ(plain, repeated) << "option set " << i;
     ++i;

@@ -5,11 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "compile_test_util.h"
-#include "fixpoint/artifact.h"
 #include "fixpoint/partition.h"
 #include "quantize/prepare/prepare.h"
 
@@ -31,19 +28,6 @@ Graph small_graph() {
   return g;
 }
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::string artifact_bytes(const Program& p, const std::string& dir) {
-  std::filesystem::create_directories(dir);
-  save_program(p, dir + "/model.fxp");
-  return read_bytes(dir + "/model.fxp");
-}
-
 TEST(CompilePipeline, FileBytesAndGraphGiveTheSameArtifact) {
   std::string dir = cat(std::filesystem::temp_directory_path().string(), "/fixpoint_pipeline_test_", getpid());
   std::filesystem::create_directories(dir);
@@ -54,9 +38,9 @@ TEST(CompilePipeline, FileBytesAndGraphGiveTheSameArtifact) {
   for (uint32_t i = 0; i < 3; ++i) calib.push_back({{"x", test::random_tensor({1, 2, 6, 6}, 40 + i)}});
   test::MemorySource src(calib);
   CompileOptions o;
-  std::string from_file = artifact_bytes(compile_model(path, o, &src).program, dir + "/a");
-  std::string from_bytes = artifact_bytes(compile_model_bytes(read_bytes(path), path, o, &src).program, dir + "/b");
-  std::string from_graph = artifact_bytes(compile_graph(g, path, o, &src).program, dir + "/c");
+  std::string from_file = test::artifact_bytes(compile_model(path, o, &src).program, dir + "/a");
+  std::string from_bytes = test::artifact_bytes(compile_model_bytes(test::read_bytes(path), path, o, &src).program, dir + "/b");
+  std::string from_graph = test::artifact_bytes(compile_graph(g, path, o, &src).program, dir + "/c");
   std::filesystem::remove_all(dir);
   ASSERT_GT(from_file.size(), 100u);
   EXPECT_EQ(from_file, from_bytes);

@@ -1,5 +1,10 @@
 // Compiling an in-memory graph with in-memory calibration samples, for the compiler tests.
 #pragma once
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "fixpoint/artifact.h"
 #include "fixpoint/compiler.h"
 #include "fixpoint/onnx_import.h"
 #include "test_util.h"
@@ -15,6 +20,21 @@ class MemorySource : public CalibrationSource {
  private:
   std::vector<std::map<std::string, Tensor>> s_;
 };
+
+// A file's bytes.
+inline std::string read_bytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The artifact bytes of `p`, saved as DIR/model.fxp (what two compiles are compared by).
+inline std::string artifact_bytes(const Program& p, const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  save_program(p, dir + "/model.fxp");
+  return read_bytes(dir + "/model.fxp");
+}
 
 // Compiles the in-memory graph g with `opts` on `calib` (no file on the way).
 inline CompileResult compile_graph(const Graph& g, const CompileOptions& opts,
