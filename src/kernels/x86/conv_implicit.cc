@@ -280,7 +280,14 @@ struct ImplicitTasks {
       : P(P_), chunks(ceil_div(P_, kPositions)), bgc(batch_groups * chunks), mb(mg) {
     const bool uneven = bgc % threads != 0 || P % kPositions != 0;
     if (bgc < kMinTasks) mb = std::max<int64_t>(6, ceil_div(ceil_div(mg, ceil_div(kMinTasks, bgc)), 6) * 6);
-    else if (threads > 1 && uneven && mg >= 24 * threads) mb = ceil_div(ceil_div(mg, threads), 6) * 6;
+    else if (threads > 1 && uneven && mg >= 24 * threads) {
+      // Split by channel block only where that leaves the busiest thread less work: positions times
+      // 6-row tiles (a thread's run of position tasks is at most ceil(bgc / threads) chunks).
+      const int64_t mc = ceil_div(ceil_div(mg, threads), 6) * 6;
+      const int64_t by_positions = ceil_div(bgc, threads) * kPositions * ceil_div(mg, 6);
+      const int64_t by_channels = batch_groups * P * ceil_div(mc, 6);
+      if (by_channels < by_positions) mb = mc;
+    }
     mblocks = ceil_div(mg, mb);
     count = bgc * mblocks;
   }
