@@ -39,9 +39,14 @@ class BufferPool {
         return t;
       }
     }
-    return Tensor(dtype, shape);
+    Tensor t(dtype, shape);
+    fresh_ += t.capacity_bytes();
+    return t;
   }
   size_t free_bytes() const { return bytes_; }
+  // Bytes allocated because no kept buffer fitted (make and Scratch), since the pool was made.
+  size_t fresh_bytes() const { return fresh_; }
+  void count_fresh(size_t bytes) { fresh_ += bytes; }
   void clear() {
     free_.clear();
     bytes_ = 0;
@@ -49,7 +54,7 @@ class BufferPool {
 
  private:
   std::multimap<size_t, std::shared_ptr<std::vector<uint64_t>>> free_;
-  size_t bytes_ = 0;
+  size_t bytes_ = 0, fresh_ = 0;
 };
 
 // Scratch storage for n elements of T, taken from `pool` (null: allocated) and given back to it
@@ -61,7 +66,10 @@ class Scratch {
   Scratch(BufferPool* pool, size_t n) : pool_(pool) {
     size_t bytes = n * sizeof(T);
     if (pool_) buf_ = pool_->take(bytes);
-    if (!buf_) buf_ = std::make_shared<std::vector<uint64_t>>((bytes + 7) / 8);
+    if (!buf_) {
+      buf_ = std::make_shared<std::vector<uint64_t>>((bytes + 7) / 8);
+      if (pool_) pool_->count_fresh(buf_->size() * 8);
+    }
   }
   ~Scratch() {
     if (pool_ && buf_) pool_->give(std::move(buf_));

@@ -56,6 +56,9 @@ class ProgramRunner {
   std::vector<Tensor> run_op(const QOp& op, const std::map<std::string, Tensor>& values, BufferPool* pool = nullptr) const;
   // Bytes the last run() held at its peak in tensors of its own (codes, dequantized outputs).
   size_t peak_bytes() const { return peak_bytes_.load(); }
+  // Bytes the last run() allocated because its pool had no freed buffer that fitted: after the
+  // first run, about the outputs it handed back (what a run keeps leaves the plan).
+  size_t fresh_bytes() const { return fresh_bytes_.load(); }
   // Op `index` fed with float values of its inputs (e.g. the float reference's), quantized at the
   // inputs' scales: what the op alone does to exact inputs ("local error" in fixpoint compare).
   std::vector<Tensor> run_op_on_float(size_t index, const std::map<std::string, Tensor>& float_values) const;
@@ -74,7 +77,7 @@ class ProgramRunner {
   std::map<std::string, int> readers_;
   mutable std::mutex pools_mu_;
   mutable std::vector<std::unique_ptr<BufferPool>> pools_;
-  mutable std::atomic<size_t> peak_bytes_{0};
+  mutable std::atomic<size_t> peak_bytes_{0}, fresh_bytes_{0};
   int threads_ = 1;
   // Per op: the fast float kernel of a float (CPU fallback) op, prepared once with the program's
   // float constants; null where there is none.

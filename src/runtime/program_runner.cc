@@ -220,6 +220,7 @@ ProgramOutputs ProgramRunner::run_ops(size_t first, const std::map<std::string, 
     }
   }
   if (!pool) pool = std::make_unique<BufferPool>();
+  const size_t fresh_before = pool->fresh_bytes();
   for (const auto& vi : prog_.inputs) {
     const Tensor& t = inputs.at(vi.name);
     QParams q = q_of(vi.name);
@@ -255,6 +256,7 @@ ProgramOutputs ProgramRunner::run_ops(size_t first, const std::map<std::string, 
     }
   }
   peak_bytes_ = peak;
+  fresh_bytes_ = pool->fresh_bytes() - fresh_before;
   {
     std::lock_guard<std::mutex> lock(pools_mu_);
     pools_.push_back(std::move(pool));
