@@ -15,9 +15,7 @@ const Tensor& KernelContext::in(size_t i) const {
 
 Tensor& KernelContext::output(size_t i, DType dtype, const Shape& shape, bool zero_fill) {
   FP_CHECK(i < outputs_.size(), node.label(), ": kernel writes output ", i, " but the node has ", outputs_.size());
-  if (pool_) pool_->give(outputs_[i].release_storage());  // made twice: the first back to the pool (QContext::output)
-  outputs_[i] = pool_ ? pool_->make(dtype, shape, zero_fill) : Tensor(dtype, shape);
-  return outputs_[i];
+  return make_output(pool_, outputs_[i], dtype, shape, zero_fill);
 }
 
 void KernelContext::set_output(size_t i, Tensor t) {

@@ -16,14 +16,10 @@ struct QContext {
   std::vector<Tensor>& out;
   int threads = 1;  // kernels may split independent output channels/rows across threads
   BufferPool* pool = nullptr;  // storage of dead tensors for the outputs (the runtime's)
-  // Output i, zero-filled unless the kernel says it writes every element (zero_fill = false).
-  // A path that makes output i again (a fast kernel handing the op to another that makes its
-  // own) gives the first storage back to the pool: dropped, it was a fresh, zeroed allocation
-  // on every run (OCR det's depthwise layers: 21 MB a run).
+  // Output i, zero-filled unless the kernel says it writes every element (zero_fill = false);
+  // made again, its first storage goes back to the pool (make_output).
   Tensor& output(size_t i, const Shape& s, bool zero_fill = true) {
-    Tensor& slot = out.at(i);
-    if (pool) pool->give(slot.release_storage());
-    return slot = pool ? pool->make(out_q.at(i).type, s, zero_fill) : Tensor(out_q.at(i).type, s);
+    return make_output(pool, out.at(i), out_q.at(i).type, s, zero_fill);
   }
 };
 
