@@ -18,6 +18,7 @@ struct RequantFns {
   RequantStoreFn store = nullptr;  // RQ and the store of the codes in one pass
   RequantChannelsFn channels = nullptr;  // RQ across channels into channel-fastest outputs
   RequantChannelsFn rows = nullptr;      // RQ of several channels' rows into channel-major outputs
+  RequantChannelsFn transposed = nullptr;  // RQ of position-major sums into channel-major outputs
 };
 
 // The int32 constants of the multi-channel vector epilogues (requant.h's _rows_ and _channels_)

@@ -343,6 +343,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     pw->requant.store = requant_store_s32_avx512;
     pw->requant.channels = requant_channels_s32_avx512;
     pw->requant.rows = requant_rows_s32_avx512;
+    pw->requant.transposed = requant_transposed_s32_avx512;
   }
   bool depthwise = is_depthwise(op);
   const GemmPairsKernel* pairs = gemm_s16_pairs_for(isa);
@@ -362,6 +363,8 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     pw->implicit = implicit_conv_applies(op, *u8);
     if (pw->implicit) {  // k in (channel quad, tap, channel % 4) order (conv_implicit.cc)
       pw->w8 = pack_conv_quads(w, pw->Kp);
+      pw->pixels = pixel_form_applies(op, *u8, pw->rows, pw->K);
+      if (pw->pixels) pw->w8 = pack_pixel_rows(pw->w8, pw->rows, pw->Kp);
       return pw;
     }
     pw->Kp = round_up(pw->K, u8->k_align);

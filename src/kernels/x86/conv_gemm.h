@@ -46,6 +46,7 @@ struct PackedWeights {
   int64_t rows = 0, K = 0, Kp = 0;
   bool split_x = false, split_w = false;  // byte planes of activations / weights (int16 GEMM)
   bool implicit = false;                  // u8 x s8 Conv as an implicit GEMM (conv_implicit.cc)
+  bool pixels = false;                    // implicit, on the kernel's pixel form (w8: pack_pixel_rows)
   std::vector<int8_t> w8;                 // u8 x s8: rows x Kp (implicit: pack_conv_quads' k order)
   std::vector<int32_t> w8_sum;            // u8 x s8: sum_k w[m][k] per row
   std::vector<std::vector<int16_t>> w16;  // int16 GEMM: one or two planes of rows x Kp (pairs: pack_conv_pairs)
@@ -69,7 +70,9 @@ struct PackedWeights {
   std::vector<int64_t> depthwise_quad_sum;         // sum of each row's taps (the z_u term)
   DepthwiseTwoRowsFn depthwise_quads2 = nullptr;   // the _quads rows, two output rows a call
   RequantRow64Fn requant64 = nullptr;          // the ISA's vector (13) of int64 sums, if it has one
-  const char* kernel_name() const { return pairs ? pairs->name : u8 ? u8->name : s16->name; }
+  const char* kernel_name() const {
+    return pairs ? pairs->name : u8 ? (pixels ? u8->pixels_name : u8->name) : s16->name;
+  }
 };
 
 // Packs a Conv or Gemm/MatMul op's weights for `isa`'s GEMM; nullptr when the op cannot take
@@ -83,6 +86,11 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw);
 // in its k order and sets Kp.
 bool implicit_conv_applies(const QOp& op, const GemmU8S8Kernel& k);
 std::vector<int8_t> pack_conv_quads(const Tensor& w, int64_t& Kp);
+// Whether an implicit conv takes the kernel's pixel form (gemm_u8s8.h), and its weights: the rows
+// of pack_conv_quads (M x Kp), padded with zero rows to a multiple of 16, in blocks of 64 rows,
+// [Kq][rows][4] each.
+bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64_t K);
+std::vector<int8_t> pack_pixel_rows(const std::vector<int8_t>& quads, int64_t M, int64_t Kp);
 void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw);
 // The same for 16-bit codes (any weights) on the int16 pairs kernel: pack_conv_pairs packs the
 // weights in its k order, blocked by kb (each block's int32 sums exact), with each row's sum.

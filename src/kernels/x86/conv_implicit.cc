@@ -349,6 +349,31 @@ std::vector<int8_t> pack_conv_quads(const Tensor& w, int64_t& Kp) {
   return r;
 }
 
+// The pixel form for K x K windows (one group): the quads form reads their planes at offsets a
+// tap's column off the 64-byte lines and computes the virtual positions past each output row's end
+// (ResNet-18's 7 x 7 rows padded to 9, its 14 x 14 to 16); the pixel form reads whole aligned
+// lines of weights and computes the valid positions only. 1x1 convs, whose quads reads are
+// aligned and have no dropped positions, keep the quads form (it was faster on the OCR
+// detector's: 20 x 20 x 384 channels 0.29 against 0.36 ms), and so do layers of fewer than 64
+// output channels, whose tiles of 16 or 32 rows load the weights for fewer products per
+// broadcast (the OCR detector's 24-channel 3x3 convs: 1.6 against 2.0 ms).
+bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64_t K) {
+  const Tensor& w = qref::weighted(op).weight;
+  return k.pixels && op.node.attr_int("group", 1) == 1 && M >= 64 && w.dim(1) > 0 && K / w.dim(1) > 1;
+}
+
+std::vector<int8_t> pack_pixel_rows(const std::vector<int8_t>& quads, int64_t M, int64_t Kp) {
+  const int64_t Mp = ceil_div(M, 16) * 16, Kq = Kp / 4;
+  std::vector<int8_t> r(static_cast<size_t>(Mp * Kp), 0);  // rows past M: weight 0
+  for (int64_t m0 = 0; m0 < Mp; m0 += 64) {
+    const int64_t rows = std::min<int64_t>(64, Mp - m0);
+    for (int64_t m = 0; m0 + m < M && m < rows; ++m)
+      for (int64_t q = 0; q < Kq; ++q)
+        std::memcpy(&r[static_cast<size_t>(m0 * Kp + (q * rows + m) * 4)], &quads[static_cast<size_t>((m0 + m) * Kp + q * 4)], 4);
+  }
+  return r;
+}
+
 std::vector<int16_t> pack_conv_pairs(const Tensor& w, int64_t& Kp, int64_t& kb, std::vector<int64_t>& sums) {
   const int64_t M = w.dim(0), cg = w.dim(1), ks = w.numel() / std::max<int64_t>(M * cg, 1), CP = ceil_div(cg, 2);
   Kp = CP * ks * 2;
@@ -661,6 +686,52 @@ void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
   });
 }
 
+namespace {
+// The pixel form of conv_implicit_u8 (pw.pixels): tasks of (batch row, block of 64 output
+// channels, run of valid output positions q = oh OW + ow), each position's word offset in the
+// planes (p = oh Wq + ow) given to the kernel, so no virtual position past a row's end is
+// computed, and the task's codes go straight to the output (its positions are consecutive there).
+template <typename T>
+void conv_pixels_u8(qref::QContext& c, const PackedWeights& pw, const ref::ConvGeometry& geo, const WordPlanes& qp,
+                    QuadInput& in, const int32_t* consts, bool rows_epilogue, T* yp) {
+  const int64_t M = geo.M, OH = geo.w3.out[1], OW = geo.w3.out[2], Q = OH * OW, Kp = pw.Kp;
+  qref::ChannelRequant rq(c);
+  const int64_t mblocks = ceil_div(M, 64), tiles = ceil_div(Q, 6);
+  // Position runs: at most 64 tiles of 6 each, enough tasks for four a thread, and a task count
+  // the threads divide (ResNet-18's 56 x 56 layers: 10 runs of 53 tiles, not 9 of 59 split 5 | 4).
+  const int64_t per_run = std::max<int64_t>(1, geo.N * mblocks), t = c.threads;
+  int64_t runs = std::max(ceil_div(tiles, 64), std::min(tiles, ceil_div(4 * t, per_run)));
+  while (runs < tiles && per_run * runs % t != 0) ++runs;
+  const int64_t run_q = ceil_div(tiles, runs) * 6;
+  runs = ceil_div(Q, run_q);
+  const GemmU8S8Kernel& kern = *pw.u8;
+  parallel_for(geo.N * mblocks * runs, c.threads, [&](int64_t task) {
+    const int64_t b = task / (mblocks * runs), m0 = task / runs % mblocks * 64, q0 = task % runs * run_q;
+    const int64_t rows = std::min<int64_t>(64, M - m0), nq = std::min(run_q, Q - q0), kq = Kp / 4;
+    const int64_t rows_p = ceil_div(rows, 16) * 16;  // the kernel's rows (past M: weight 0)
+    const uint8_t* base = in.planes.data() + b * in.bg_bytes;
+    const uint8_t** bq = task_buffer<const uint8_t*, __LINE__>(static_cast<size_t>(kq));
+    for (int64_t i = 0; i < kq; ++i) bq[i] = base + qp.k_off[static_cast<size_t>(i)] * 4;
+    int64_t* off = task_buffer<int64_t, __LINE__>(static_cast<size_t>(nq));
+    for (int64_t j = 0; j < nq; ++j) off[j] = ((q0 + j) / OW * qp.Wq + (q0 + j) % OW) * 4;
+    int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(nq * rows_p));  // position-major
+    kern.pixels({rows_p, kq, pw.w8.data() + m0 * Kp, bq, off, nq, acc, rows_p});
+    T* out = yp + (b * M + m0) * Q + q0;
+    if (rows_epilogue && pw.requant.transposed) {
+      pw.requant.transposed(acc, rows_p, rows, nq, consts + m0, consts + M + m0, consts + 2 * M + m0,
+                            static_cast<int32_t>(rq.r.lo - rq.zy), static_cast<int32_t>(rq.r.hi - rq.zy),
+                            static_cast<int32_t>(rq.zy), out, Q, static_cast<int>(sizeof(T)));
+      return;
+    }
+    int32_t* row = task_buffer<int32_t, __LINE__>(static_cast<size_t>(nq));
+    for (int64_t mi = 0; mi < rows; ++mi) {
+      for (int64_t j = 0; j < nq; ++j) row[j] = acc[j * rows_p + mi];
+      requant_store(rq, pw.requant, m0 + mi, in.zu * pw.w8_sum[static_cast<size_t>(m0 + mi)], row, nq, out + mi * Q);
+    }
+  });
+}
+}  // namespace
+
 void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
   const QOp& op = c.op;
   const Tensor& x = *c.in[0];
@@ -692,6 +763,10 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
     int32_t* consts = task_buffer<int32_t, __LINE__>(static_cast<size_t>(3 * M));
     const bool rows_epilogue = pw.requant.rows && sizeof(T) <= 2 &&
                                vector_requant_constants(rq, 0, M, zu, pw.w8_sum.data(), consts, consts + M, consts + 2 * M);
+    if (pw.pixels) {
+      FP_CHECK(group == 1 && pw.u8->pixels, op.node.label(), ": packed weights do not fit the layer");
+      return conv_pixels_u8(c, pw, geo, qp, in, consts, rows_epilogue, yp);
+    }
     const bool direct = qp.Wq == OW;
     parallel_for(tasks.count, c.threads, [&](int64_t task) {
       int64_t bg, p0, nq, m0;

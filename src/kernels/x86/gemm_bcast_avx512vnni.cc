@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 
 #include "gemm_s16.h"
@@ -23,6 +24,7 @@ namespace {
 
 using fixpoint::xk::GemmPairsArgs;
 using fixpoint::xk::GemmU8S8Args;
+using fixpoint::xk::GemmU8S8PixelArgs;
 
 struct Quads {  // A: int8, four k per word; B direct (quad rows) or through Bq
   using Args = GemmU8S8Args;
@@ -100,11 +102,76 @@ void all_rows(const typename P::Args& g) {
 }
 
 void run_quads(const GemmU8S8Args& g) { all_rows<Quads>(g); }
+
+// The pixel form (gemm_u8s8.h): NP positions by 16 NV rows, the registers transposed from the
+// 6 x 64 tile above: each accumulator holds 16 rows of one position; per word of k, NV loads of
+// A (the block's rows, contiguous) and one broadcast of each position's word. 24 accumulators, 4
+// A registers and a broadcast. Each register is stored whole: the sums are position-major.
+template <int NP, int NV>
+void pixel_tile(const GemmU8S8PixelArgs& g, const int8_t* a, const int64_t* off, int32_t* C) {
+  __m512i c[NP][NV];
+#pragma GCC unroll 6
+  for (int j = 0; j < NP; ++j)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) c[j][v] = _mm512_setzero_si512();
+  int64_t o[NP];
+#pragma GCC unroll 6
+  for (int j = 0; j < NP; ++j) o[j] = off[j];
+  for (int64_t k = 0; k < g.Kq; ++k) {
+    const uint8_t* b = g.Bq[k];
+    __m512i w[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) w[v] = _mm512_loadu_si512(a + (k * NV + v) * 64);
+#pragma GCC unroll 6
+    for (int j = 0; j < NP; ++j) {
+      int32_t word;
+      std::memcpy(&word, b + o[j], 4);
+      __m512i x = _mm512_set1_epi32(word);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) c[j][v] = _mm512_dpbusd_epi32(c[j][v], x, w[v]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int j = 0; j < NP; ++j)
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) _mm512_storeu_si512(C + j * g.ldc + v * 16, c[j][v]);
+}
+
+template <int NV>
+void pixel_rows(const GemmU8S8PixelArgs& g, const int8_t* a, int32_t* C) {
+  int64_t j = 0;
+  for (; j + 6 <= g.n; j += 6) pixel_tile<6, NV>(g, a, g.off + j, C + j * g.ldc);
+  switch (g.n - j) {
+    case 5: pixel_tile<5, NV>(g, a, g.off + j, C + j * g.ldc); break;
+    case 4: pixel_tile<4, NV>(g, a, g.off + j, C + j * g.ldc); break;
+    case 3: pixel_tile<3, NV>(g, a, g.off + j, C + j * g.ldc); break;
+    case 2: pixel_tile<2, NV>(g, a, g.off + j, C + j * g.ldc); break;
+    case 1: pixel_tile<1, NV>(g, a, g.off + j, C + j * g.ldc); break;
+    default: break;
+  }
+}
+
+// Blocks of 64 rows (the last one 16, 32 or 48), each over every position: a block's rows of A
+// are read once per six positions.
+void run_pixels(const GemmU8S8PixelArgs& g) {
+  for (int64_t m = 0; m < g.M; m += 64) {
+    const int8_t* a = g.A + m * g.Kq * 4;
+    int32_t* C = g.C + m;
+    switch (std::min<int64_t>(4, (g.M - m) / 16)) {
+      case 4: pixel_rows<4>(g, a, C); break;
+      case 3: pixel_rows<3>(g, a, C); break;
+      case 2: pixel_rows<2>(g, a, C); break;
+      case 1: pixel_rows<1>(g, a, C); break;
+      default: break;
+    }
+  }
+}
 void run_pairs(const GemmPairsArgs& g) { all_rows<Pairs>(g); }
 
 }  // namespace
 
 namespace fixpoint::xk {
-const GemmU8S8Kernel kGemmU8S8Avx512Vnni{"gemm_u8s8s32_avx512vnni", "avx512vnni", 4, true, 16, run_quads};
+const GemmU8S8Kernel kGemmU8S8Avx512Vnni{"gemm_u8s8s32_avx512vnni",       "avx512vnni", 4, true, 16, run_quads,
+                                         run_pixels, "gemm_u8s8s32_6px64c_avx512vnni"};
 const GemmPairsKernel kGemmS16PairsAvx512Vnni{"gemm_s16pairs_s32_avx512vnni", "avx512vnni", 16, run_pairs};
 }

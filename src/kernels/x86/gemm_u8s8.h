@@ -36,6 +36,24 @@ struct GemmU8S8Args {
   const uint8_t* const* Bq = nullptr;  // quads kernels only: Kp/4 row pointers instead of B
 };
 
+// The pixel form of the quads GEMM (channels along the vector lanes, each output position's word
+// broadcast): C[j*ldc + m] = sum_{k < 4 Kq} A(m, k) * Bq[k/4][off[j] + k%4] for m < M, j < n
+// (position-major: a register of sixteen rows is one store; requant_transposed_s32_avx512 turns
+// them into channel-major codes),
+// with any byte offsets off[j] (positions need not be consecutive: an implicit conv's valid outputs
+// only, where the quads form computes the virtual positions past each row's end too).
+// A is packed by pack_pixel_rows: per block of 64 rows (the last one M % 64), [Kq][rows][4].
+// M must be a multiple of 16. Same sums as the quads form (exact int32, any order).
+struct GemmU8S8PixelArgs {
+  int64_t M, Kq;
+  const int8_t* A;
+  const uint8_t* const* Bq;
+  const int64_t* off;  // n byte offsets from each Bq[k/4]
+  int64_t n;
+  int32_t* C;
+  int64_t ldc;
+};
+
 struct GemmU8S8Kernel {
   const char* name;  // e.g. "gemm_u8s8s32_avx512vnni"
   const char* isa;   // "scalar", "avx2", "avx512vnni"
@@ -43,6 +61,8 @@ struct GemmU8S8Kernel {
   bool quads;        // B's layout (above)
   int n_align;       // quads: N must be a multiple of this (1 for rows)
   void (*run)(const GemmU8S8Args&);
+  void (*pixels)(const GemmU8S8PixelArgs&) = nullptr;  // the pixel form, where the ISA has one
+  const char* pixels_name = nullptr;
 };
 
 extern const GemmU8S8Kernel kGemmU8S8Scalar;

@@ -48,6 +48,14 @@ void requant_rows_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_
                              const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z, void* out,
                              int64_t ldo, int out_bytes);
 
+// The same (13) from position-major sums into channel-major outputs (a conv's pixel-form GEMM,
+// gemm_u8s8.h): out[j ldo + i] = SAT_[lo_z, hi_z](RSH((bias[j] + sum[i lds + j]) · m[j], n[j])) + z
+// for j < nj, i < ni, transposed in registers (requant_avx512.cc). Requires what
+// requant_channels_s32_avx512 does.
+void requant_transposed_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
+                                   const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z,
+                                   void* out, int64_t ldo, int out_bytes);
+
 // (5) for float32 inputs (quantize_avx2.cc, AVX2): out[i] = SAT_[lo, hi](R(x[i] / scale) + z)
 // exactly as fx::quantize, for i < count rounded down to 4; returns how many it did. Requires
 // lo, hi and z within int32 (8/16-bit codes).

@@ -12,6 +12,8 @@
 // int32 ends the run: the codes before it are stored, and the count of them returned.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "requant.h"
 
 namespace fixpoint::xk {
@@ -83,6 +85,92 @@ void requant_rows_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_
   for (int64_t j = 0; j < nj; ++j)
     store_row_any<false>(sum + j * lds, ni, bias[j], m[j], n[j], lo_z, hi_z, z,
                          static_cast<char*>(out) + j * ldo * out_bytes, out_bytes);
+}
+
+namespace {
+// The per-lane constants of sixteen channels j .. j + 15 (lanes past the mask's: n = 0, unused)
+// and (13) of sixteen sums of them, as requant_channels_s32_avx512 computes it.
+struct LaneRequant {
+  __m512i vb, m_e, m_o, n_e, n_o, h_e, h_o, lo, hi, vz;
+  LaneRequant(__mmask16 k, const int32_t* bias, const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z)
+      : lo(_mm512_set1_epi64(lo_z)), hi(_mm512_set1_epi64(hi_z)), vz(_mm512_set1_epi32(z)) {
+    const __m512i one = _mm512_set1_epi64(1), vm = _mm512_maskz_loadu_epi32(k, m), vn = _mm512_maskz_loadu_epi32(k, n);
+    vb = _mm512_maskz_loadu_epi32(k, bias);
+    m_e = vm;
+    m_o = _mm512_srli_epi64(vm, 32);
+    n_e = _mm512_and_si512(vn, _mm512_set1_epi64(0xFFFFFFFF));
+    n_o = _mm512_srli_epi64(vn, 32);
+    h_e = _mm512_srlv_epi64(_mm512_sllv_epi64(one, n_e), one);
+    h_o = _mm512_srlv_epi64(_mm512_sllv_epi64(one, n_o), one);
+  }
+  __m512i operator()(__m512i s) const {
+    __m512i a = _mm512_add_epi32(s, vb);
+    __m512i ve = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(a, m_e), h_e), n_e);
+    __m512i vo = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), m_o), h_o), n_o);
+    ve = _mm512_min_epi64(_mm512_max_epi64(ve, lo), hi);
+    vo = _mm512_min_epi64(_mm512_max_epi64(vo, lo), hi);
+    return _mm512_add_epi32(_mm512_mask_blend_epi32(0xAAAA, ve, _mm512_slli_epi64(vo, 32)), vz);
+  }
+};
+
+// Transposes R rows of R elements of E bytes (R = 16 bytes / E, one row a register) in place:
+// each stage interleaves rows i and i + R/2, which rotates the bits of the (row, column) index
+// left by one; log2 R stages rotate them by half their width, row and column swapped.
+template <int E>
+inline void transpose_rows(__m128i* x) {
+  constexpr int R = 16 / E;
+  for (int stage = 1; stage < R; stage *= 2) {
+    __m128i t[R];
+    for (int i = 0; i < R / 2; ++i) {
+      if constexpr (E == 1) {
+        t[2 * i] = _mm_unpacklo_epi8(x[i], x[i + R / 2]);
+        t[2 * i + 1] = _mm_unpackhi_epi8(x[i], x[i + R / 2]);
+      } else {
+        t[2 * i] = _mm_unpacklo_epi16(x[i], x[i + R / 2]);
+        t[2 * i + 1] = _mm_unpackhi_epi16(x[i], x[i + R / 2]);
+      }
+    }
+    for (int i = 0; i < R; ++i) x[i] = t[i];
+  }
+}
+}  // namespace
+
+void requant_transposed_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
+                                   const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z,
+                                   void* out, int64_t ldo, int out_bytes) {
+  // Blocks of sixteen channels by 16 (8-bit codes) or 8 (16-bit) positions: one row of codes a
+  // position, transposed in registers, one store a channel (masked past nj and ni).
+  const int R = out_bytes == 1 ? 16 : 8;
+  for (int64_t j = 0; j < nj; j += 16) {
+    const int64_t cj = std::min<int64_t>(16, nj - j);
+    const __mmask16 k = static_cast<__mmask16>(cj == 16 ? 0xFFFF : (1u << cj) - 1);
+    const LaneRequant rq(k, bias + j, m + j, n + j, lo_z, hi_z, z);
+    for (int64_t i = 0; i < ni; i += R) {
+      const int64_t ci = std::min<int64_t>(R, ni - i);
+      __m128i x[16], y[16];  // x: positions (8-bit: 16 channels' codes; 16-bit: channels 0-7), y: channels 8-15
+      for (int r = 0; r < R; ++r) {
+        __m512i v = r < ci ? rq(_mm512_maskz_loadu_epi32(k, sum + (i + r) * lds + j)) : _mm512_setzero_si512();
+        if (out_bytes == 1) {
+          x[r] = _mm512_cvtepi32_epi8(v);
+        } else {
+          __m256i w = _mm512_cvtepi32_epi16(v);
+          x[r] = _mm256_castsi256_si128(w);
+          y[r] = _mm256_extracti128_si256(w, 1);
+        }
+      }
+      if (out_bytes == 1) {
+        transpose_rows<1>(x);
+        const __mmask16 kp = static_cast<__mmask16>(ci == 16 ? 0xFFFF : (1u << ci) - 1);
+        for (int64_t c = 0; c < cj; ++c) _mm_mask_storeu_epi8(static_cast<char*>(out) + ((j + c) * ldo + i), kp, x[c]);
+      } else {
+        transpose_rows<2>(x);
+        transpose_rows<2>(y);
+        const __mmask8 kp = static_cast<__mmask8>((1u << ci) - 1);
+        for (int64_t c = 0; c < cj; ++c)
+          _mm_mask_storeu_epi16(static_cast<char*>(out) + 2 * ((j + c) * ldo + i), kp, c < 8 ? x[c] : y[c - 8]);
+      }
+    }
+  }
 }
 
 void requant_channels_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,

@@ -355,6 +355,48 @@ Case many_channel_conv(uint32_t seed) {
   return test::make_conv_case(spec, cat("many_channel_conv_seed_", seed), rng, 127, false);
 }
 
+// A 2-D 8-bit conv of 64-200 output channels (multiples of 16 and not) and a window wider than
+// 1x1: the u8 x s8 kernel's pixel form on AVX-512 VNNI (channels along the vector, only the valid
+// output positions, the transposing epilogue), at strides 1-3, dilations, pads, 1-24 input
+// channels, 8-bit outputs or (a third of the time) 16-bit ones, half the layers wide (the
+// scalar epilogue's path).
+Case pixel_form_conv(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  test::ConvSpec spec;
+  spec.x = {pick(1, 2), pick(1, 24)};
+  spec.M = pick(0, 2) ? pick(4, 12) * 16 : pick(64, 200);
+  spec.pads.resize(4);
+  for (size_t i = 0; i < 2; ++i) {
+    int64_t k = pick(1, 7);
+    if (i == 1 && spec.kernel[0] == 1 && k == 1) k = 3;
+    spec.kernel.push_back(k);
+    spec.strides.push_back(pick(1, 3));
+    spec.dilations.push_back(pick(1, 2));
+    spec.pads[i] = pick(0, k / 2 + 1);
+    spec.pads[i + 2] = pick(0, k / 2);
+    spec.x.push_back(reach(spec, i, pick(1, 30) * spec.strides[i]));
+  }
+  Case c = test::make_conv_case(spec, cat("pixel_form_conv_seed_", seed), rng, 127, false);
+  if (pick(0, 2) == 0) {
+    c.qy.type = pick(0, 1) ? DType::Int16 : DType::UInt16;
+    c.qy.zero_point = c.qy.type == DType::UInt16 ? pick(0, 300) : 0;
+    fx::Range r = fx::range_of(c.qy.type);
+    auto& p = c.op.as<params::Conv>();
+    p.lo = r.lo;
+    p.hi = r.hi;
+  }
+  return c;
+}
+
+TEST(GemmS16, PixelFormMatchesReference) {
+  std::map<std::string, int> used = check_every_isa(pixel_form_conv, 27000, 40);
+  if (xk::gemm_u8s8_for("avx512vnni") && !std::getenv("FIXPOINT_TEST_SEED")) {
+    EXPECT_GT(used["gemm_u8s8s32_6px64c_avx512vnni"], 20);
+  }
+  for (const auto& [kernel, n] : used) std::printf("[ kernel ] %s: %d layers\n", kernel.c_str(), n);
+}
+
 // A 16-bit depthwise conv of 256 taps at -32768 each: the one case where a byte plane's int32
 // sum could reach 2^31 (2^8 sum |w| = 2^31), so the layer keeps the int64 row kernel instead of
 // the byte planes on vpdpwssd; and one of 255 such taps, which takes the byte planes.
