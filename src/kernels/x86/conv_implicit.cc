@@ -4,8 +4,9 @@
 //
 // The input of each (batch row, group) is rewritten once into channel quads: the codes of four
 // channels of one pixel in one 32-bit word (shifted into [0, 255] as the u8 x s8 GEMM wants,
-// gemm_u8s8.h), the plane padded with z_u to the window's reach and split into its stride
-// phases (phase (py, px) holds padded pixels (y s_h + py, x s_w + px)). Every kernel tap then
+// gemm_u8s8.h), the plane padded with z_u to the window's reach and split into the stride
+// phases its taps read (phase (py, px) holds padded pixels (y s_h + py, x s_w + px); a 1x1
+// stride-2 conv reads one phase of four). Every kernel tap then
 // reads, for consecutive output positions, consecutive words of one phase plane: output (oh, ow)
 // at tap (kh, kw) reads word (oh + kh d_h / s_h) * Wq + ow + kw d_w / s_w of phase
 // ((kh d_h) % s_h, (kw d_w) % s_w). With virtual positions p = oh * Wq + ow over the phase
@@ -46,6 +47,7 @@ int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 // 16-bit values; CQ words per pixel).
 struct WordPlanes {
   int64_t sy, sx, Hq, Wq, CQ;
+  std::vector<int64_t> phases;   // the phases some tap reads (py sx + px), in order: one plane each
   int64_t plane;                 // words per (phase, channel quad)
   int64_t words;                 // words per (batch row, group), slack included
   std::vector<int64_t> k_off;    // per group of four k: word offset of its reads at position 0
@@ -60,16 +62,28 @@ struct WordPlanes {
     Hq = ceil_div(Hp, sy);
     Wq = ceil_div(Wp, sx);
     plane = Hq * Wq;
+    // Only the phases a tap reads are written (a 1x1 stride-2 conv reads one of four).
+    std::vector<int64_t> index(static_cast<size_t>(sy * sx), -1), tap(static_cast<size_t>(geo.ks));
+    for (int64_t kk = 0; kk < geo.ks; ++kk) {
+      int64_t dy = kk / w.kernel[2] % w.kernel[1] * w.dilation[1], dx = kk % w.kernel[2] * w.dilation[2];
+      size_t phase = static_cast<size_t>(dy % sy * sx + dx % sx);
+      if (index[phase] < 0) index[phase] = 0;
+      tap[static_cast<size_t>(kk)] = dy / sy * Wq + dx / sx;
+    }
+    for (size_t ph = 0; ph < index.size(); ++ph)
+      if (index[ph] >= 0) index[ph] = static_cast<int64_t>(phases.size()), phases.push_back(static_cast<int64_t>(ph));
     // A task reads up to 15 positions past the last one (the kernel's 16-lane tail) plus the
     // largest tap offset: past the last plane by at most Wq + 16 words (zeroed slack).
-    words = sy * sx * CQ * plane + Wq + 16;
+    words = static_cast<int64_t>(phases.size()) * CQ * plane + Wq + 16;
+    k_off.resize(static_cast<size_t>(CQ * geo.ks));
+    for (int64_t kk = 0; kk < geo.ks; ++kk) {
+      int64_t dy = kk / w.kernel[2] % w.kernel[1] * w.dilation[1], dx = kk % w.kernel[2] * w.dilation[2];
+      tap[static_cast<size_t>(kk)] += index[static_cast<size_t>(dy % sy * sx + dx % sx)] * CQ * plane;
+    }
     for (int64_t q = 0; q < CQ; ++q)
-      for (int64_t kk = 0; kk < geo.ks; ++kk) {
-        int64_t dy = kk / w.kernel[2] % w.kernel[1] * w.dilation[1], dx = kk % w.kernel[2] * w.dilation[2];
-        int64_t phase = dy % sy * sx + dx % sx;
-        k_off.push_back((phase * CQ + q) * plane + dy / sy * Wq + dx / sx);
-      }
+      for (int64_t kk = 0; kk < geo.ks; ++kk) k_off[static_cast<size_t>(q * geo.ks + kk)] = tap[static_cast<size_t>(kk)] + q * plane;
   }
+  int64_t planes() const { return static_cast<int64_t>(phases.size()) * CQ; }
 };
 
 // Writes the phase planes of batch row b, group g (QuadPlanes) for codes read as bytes and
@@ -81,8 +95,8 @@ void fill_quad_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
   const int64_t H = w.in[1], W = w.in[2], cg = geo.cg;
   const int64_t pt = w.pad_begin[1], pl = w.pad_begin[2];
   const bool avx512 = selected_isa() == "avx512vnni";  // (the quads kernel's ISA)
-  parallel_for(qp.sy * qp.sx * qp.CQ, threads, [&](int64_t t) {
-    int64_t phase = t / qp.CQ, q = t % qp.CQ, py = phase / qp.sx, px = phase % qp.sx;
+  parallel_for(qp.planes(), threads, [&](int64_t t) {
+    int64_t phase = qp.phases[static_cast<size_t>(t / qp.CQ)], q = t % qp.CQ, py = phase / qp.sx, px = phase % qp.sx;
     uint8_t* out = dst + t * qp.plane * 4;
     ref::ColumnRange cols = ref::valid_columns(px - pl, qp.sx, W, qp.Wq);
     int64_t lo = std::min(cols.lo, qp.Wq), hi = std::min(std::max(cols.hi, lo), qp.Wq);
@@ -132,7 +146,7 @@ struct QuadInput {
     const bool int8 = x.dtype() == DType::Int8;
     zu = c.in_q[0].zero_point + (int8 ? 128 : 0);
     const auto* xb = static_cast<const uint8_t*>(x.raw());
-    const int64_t used = qp.sy * qp.sx * qp.CQ * qp.plane * 4;
+    const int64_t used = qp.planes() * qp.plane * 4;
     for (int64_t bg = 0; bg < geo.N * geo.group; ++bg) {
       uint8_t* d = planes.data() + bg * bg_bytes;
       fill_quad_planes(geo, qp, xb, int8 ? 0x80 : 0, static_cast<uint8_t>(zu), bg / geo.group, bg % geo.group, d,
@@ -167,8 +181,8 @@ void fill_pair_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
   const int64_t H = w.in[1], W = w.in[2], cg = geo.cg;
   const int64_t pt = w.pad_begin[1], pl = w.pad_begin[2];
   const int sh = 8 * byte;
-  parallel_for(qp.sy * qp.sx * qp.CQ, threads, [&](int64_t t) {
-    int64_t phase = t / qp.CQ, q = t % qp.CQ, py = phase / qp.sx, px = phase % qp.sx;
+  parallel_for(qp.planes(), threads, [&](int64_t t) {
+    int64_t phase = qp.phases[static_cast<size_t>(t / qp.CQ)], q = t % qp.CQ, py = phase / qp.sx, px = phase % qp.sx;
     int16_t* out = dst + t * qp.plane * 2;
     ref::ColumnRange cols = ref::valid_columns(px - pl, qp.sx, W, qp.Wq);
     int64_t lo = std::min(cols.lo, qp.Wq), hi = std::min(std::max(cols.hi, lo), qp.Wq);
@@ -226,7 +240,7 @@ struct PairInput {
     const bool int16 = type == DType::Int16;
     const uint16_t flip = int16 ? 0x8000 : 0;
     zu = z + (int16 ? 32768 : 0);
-    const int64_t used = qp.sy * qp.sx * qp.CQ * qp.plane * 2;
+    const int64_t used = qp.planes() * qp.plane * 2;
     for (int64_t bg = 0; bg < geo.N * geo.group; ++bg)
       for (int byte = 0; byte < 2; ++byte) {
         int16_t* d = planes + bg * bg_elems + byte * plane_elems;
