@@ -63,25 +63,24 @@ struct WordPlanes {
     Wq = ceil_div(Wp, sx);
     plane = Hq * Wq;
     // Only the phases a tap reads are written (a 1x1 stride-2 conv reads one of four).
-    std::vector<int64_t> index(static_cast<size_t>(sy * sx), -1), tap(static_cast<size_t>(geo.ks));
-    for (int64_t kk = 0; kk < geo.ks; ++kk) {
-      int64_t dy = kk / w.kernel[2] % w.kernel[1] * w.dilation[1], dx = kk % w.kernel[2] * w.dilation[2];
-      size_t phase = static_cast<size_t>(dy % sy * sx + dx % sx);
-      if (index[phase] < 0) index[phase] = 0;
-      tap[static_cast<size_t>(kk)] = dy / sy * Wq + dx / sx;
+    const size_t ks = static_cast<size_t>(geo.ks);
+    std::vector<int64_t> index(static_cast<size_t>(sy * sx), -1), tap_phase(ks), tap(ks);
+    for (size_t kk = 0; kk < ks; ++kk) {
+      const int64_t k = static_cast<int64_t>(kk);
+      int64_t dy = k / w.kernel[2] % w.kernel[1] * w.dilation[1], dx = k % w.kernel[2] * w.dilation[2];
+      tap_phase[kk] = dy % sy * sx + dx % sx;
+      index[static_cast<size_t>(tap_phase[kk])] = 0;
+      tap[kk] = dy / sy * Wq + dx / sx;
     }
     for (size_t ph = 0; ph < index.size(); ++ph)
       if (index[ph] >= 0) index[ph] = static_cast<int64_t>(phases.size()), phases.push_back(static_cast<int64_t>(ph));
     // A task reads up to 15 positions past the last one (the kernel's 16-lane tail) plus the
     // largest tap offset: past the last plane by at most Wq + 16 words (zeroed slack).
     words = static_cast<int64_t>(phases.size()) * CQ * plane + Wq + 16;
-    k_off.resize(static_cast<size_t>(CQ * geo.ks));
-    for (int64_t kk = 0; kk < geo.ks; ++kk) {
-      int64_t dy = kk / w.kernel[2] % w.kernel[1] * w.dilation[1], dx = kk % w.kernel[2] * w.dilation[2];
-      tap[static_cast<size_t>(kk)] += index[static_cast<size_t>(dy % sy * sx + dx % sx)] * CQ * plane;
-    }
+    for (size_t kk = 0; kk < ks; ++kk) tap[kk] += index[static_cast<size_t>(tap_phase[kk])] * CQ * plane;
+    k_off.resize(static_cast<size_t>(CQ) * ks);
     for (int64_t q = 0; q < CQ; ++q)
-      for (int64_t kk = 0; kk < geo.ks; ++kk) k_off[static_cast<size_t>(q * geo.ks + kk)] = tap[static_cast<size_t>(kk)] + q * plane;
+      for (size_t kk = 0; kk < ks; ++kk) k_off[static_cast<size_t>(q) * ks + kk] = tap[kk] + q * plane;
   }
   int64_t planes() const { return static_cast<int64_t>(phases.size()) * CQ; }
 };
@@ -706,10 +705,10 @@ namespace {
 // planes (p = oh Wq + ow) given to the kernel, so no virtual position past a row's end is
 // computed, and the task's codes go straight to the output (its positions are consecutive there).
 template <typename T>
-void conv_pixels_u8(qref::QContext& c, const PackedWeights& pw, const ref::ConvGeometry& geo, const WordPlanes& qp,
-                    QuadInput& in, const int32_t* consts, bool rows_epilogue, T* yp) {
+void conv_pixels_u8(qref::QContext& c, const PackedWeights& pw, const qref::ChannelRequant& rq,
+                    const ref::ConvGeometry& geo, const WordPlanes& qp, QuadInput& in, const int32_t* consts,
+                    bool rows_epilogue, T* yp) {
   const int64_t M = geo.M, OH = geo.w3.out[1], OW = geo.w3.out[2], Q = OH * OW, Kp = pw.Kp;
-  qref::ChannelRequant rq(c);
   const int64_t mblocks = ceil_div(M, 64), tiles = ceil_div(Q, 6);
   // Position runs: at most 64 tiles of 6 each, enough tasks for four a thread, and a task count
   // the threads divide (ResNet-18's 56 x 56 layers: 10 runs of 53 tiles, not 9 of 59 split 5 | 4).
@@ -779,7 +778,7 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
                                vector_requant_constants(rq, 0, M, zu, pw.w8_sum.data(), consts, consts + M, consts + 2 * M);
     if (pw.pixels) {
       FP_CHECK(group == 1 && pw.u8->pixels, op.node.label(), ": packed weights do not fit the layer");
-      return conv_pixels_u8(c, pw, geo, qp, in, consts, rows_epilogue, yp);
+      return conv_pixels_u8(c, pw, rq, geo, qp, in, consts, rows_epilogue, yp);
     }
     const bool direct = qp.Wq == OW;
     parallel_for(tasks.count, c.threads, [&](int64_t task) {
