@@ -7,8 +7,8 @@
 // read two columns on. Max of codes is exact and order-free, and a padded position holds the
 // lowest code, which changes no max (a window of padding only gives the lowest code, as the
 // reference). ResNet-18's 8-bit MaxPool (64 x 112 x 112 codes) on one thread: 0.25 -> 0.065 ms
-// against the phase-plane loop of maxpool_rows_impl.h, which the other windows keep. Compiled with -mavx512f -mavx512bw
-// -mavx512vl; only used on CPUs of the avx512vnni ISA.
+// against the phase-plane loop of maxpool_rows_impl.h, which the other windows keep. Compiled
+// with -mavx512f -mavx512bw -mavx512vl; only used on CPUs of the avx512vnni ISA.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -33,7 +33,7 @@ __mmask64 first(int64_t n) { return n >= 64 ? ~__mmask64{0} : (__mmask64{1} << n
 
 constexpr int64_t kMaxWidth = kPool3x3s2MaxWidth;
 
-// Requires pool_3x3s2_applies(g) (maxpool_fast.cc).
+// Requires the window kPool3x3s2MaxWidth's comment gives (plane_fn in maxpool_fast.cc checks it).
 template <typename T>
 void pool_3x3s2(const PoolPlane& g, const T* x, T* y, T*) {
   const __m512i low = _mm512_set1_epi8(static_cast<char>(std::numeric_limits<T>::lowest()));

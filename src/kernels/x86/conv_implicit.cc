@@ -153,15 +153,20 @@ struct QuadInput {
       std::memset(d + used, 0, static_cast<size_t>(bg_bytes - used));
     }
   }
+  // The indirection buffer of a task (this thread's): for each of the kq groups of four k, where
+  // it reads position p0 of (batch row, group) bg.
+  const uint8_t** word_pointers(const WordPlanes& qp, int64_t bg, int64_t p0, int64_t kq) {
+    const uint8_t* base = planes.data() + bg * bg_bytes + p0 * 4;
+    const uint8_t** bq = task_buffer<const uint8_t*, __LINE__>(static_cast<size_t>(kq));
+    for (int64_t i = 0; i < kq; ++i) bq[i] = base + qp.k_off[static_cast<size_t>(i)] * 4;
+    return bq;
+  }
   // One task's GEMM: rows x np int32 sums (in a task buffer, row stride np) of `rows` weight
   // rows w (Kp k each, pack_conv_quads' order) against np virtual positions from p0 of
   // (batch row, group) bg.
   int32_t* gemm(const GemmU8S8Kernel& kern, const WordPlanes& qp, int64_t bg, int64_t p0, const int8_t* w,
                 int64_t rows, int64_t np, int64_t Kp) {
-    const uint8_t* base = planes.data() + bg * bg_bytes + p0 * 4;
-    const int64_t kq = Kp / 4;
-    const uint8_t** bq = task_buffer<const uint8_t*, __LINE__>(static_cast<size_t>(kq));
-    for (int64_t i = 0; i < kq; ++i) bq[i] = base + qp.k_off[static_cast<size_t>(i)] * 4;
+    const uint8_t** bq = word_pointers(qp, bg, p0, Kp / 4);
     int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(rows * np));
     GemmU8S8Args args{rows, np, Kp, w, nullptr, acc, np, 1};
     args.Bq = bq;
@@ -722,9 +727,7 @@ void conv_pixels_u8(qref::QContext& c, const PackedWeights& pw, const qref::Chan
     const int64_t b = task / (mblocks * runs), m0 = task / runs % mblocks * 64, q0 = task % runs * run_q;
     const int64_t rows = std::min<int64_t>(64, M - m0), nq = std::min(run_q, Q - q0), kq = Kp / 4;
     const int64_t rows_p = ceil_div(rows, 16) * 16;  // the kernel's rows (past M: weight 0)
-    const uint8_t* base = in.planes.data() + b * in.bg_bytes;
-    const uint8_t** bq = task_buffer<const uint8_t*, __LINE__>(static_cast<size_t>(kq));
-    for (int64_t i = 0; i < kq; ++i) bq[i] = base + qp.k_off[static_cast<size_t>(i)] * 4;
+    const uint8_t** bq = in.word_pointers(qp, b, 0, kq);
     int64_t* off = task_buffer<int64_t, __LINE__>(static_cast<size_t>(nq));
     for (int64_t j = 0; j < nq; ++j) off[j] = ((q0 + j) / OW * qp.Wq + (q0 + j) % OW) * 4;
     int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(nq * rows_p));  // position-major

@@ -13,8 +13,8 @@
 // -mavx512bw -mavx512vnni; only called when the CPU reports them.
 #include <immintrin.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "gemm_s16.h"
@@ -171,7 +171,7 @@ void run_pairs(const GemmPairsArgs& g) { all_rows<Pairs>(g); }
 }  // namespace
 
 namespace fixpoint::xk {
-const GemmU8S8Kernel kGemmU8S8Avx512Vnni{"gemm_u8s8s32_avx512vnni",       "avx512vnni", 4, true, 16, run_quads,
+const GemmU8S8Kernel kGemmU8S8Avx512Vnni{"gemm_u8s8s32_avx512vnni", "avx512vnni", 4, true, 16, run_quads,
                                          run_pixels, "gemm_u8s8s32_6px64c_avx512vnni"};
 const GemmPairsKernel kGemmS16PairsAvx512Vnni{"gemm_s16pairs_s32_avx512vnni", "avx512vnni", 16, run_pairs};
 }

@@ -72,24 +72,10 @@ inline int64_t store_row_any(const int32_t* sum, int64_t count, int32_t bias, in
                  : store_row<Check, false>(sum, count, bias, m, n, lo_z, hi_z, z, out, out_bytes);
 }
 
-}  // namespace
-
-int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z,
-                                 int32_t hi_z, int32_t z, void* out, int out_bytes) {
-  return store_row_any<true>(sum, count, bias, m, n, lo_z, hi_z, z, out, out_bytes);
-}
-
-void requant_rows_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
-                             const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z, void* out,
-                             int64_t ldo, int out_bytes) {
-  for (int64_t j = 0; j < nj; ++j)
-    store_row_any<false>(sum + j * lds, ni, bias[j], m[j], n[j], lo_z, hi_z, z,
-                         static_cast<char*>(out) + j * ldo * out_bytes, out_bytes);
-}
-
-namespace {
-// The per-lane constants of sixteen channels j .. j + 15 (lanes past the mask's: n = 0, unused)
-// and (13) of sixteen sums of them, as requant_channels_s32_avx512 computes it.
+// The per-lane constants of sixteen channels j .. j + 15 and (13) of sixteen sums of them: even
+// lanes' constants in the low halves of 64-bit lanes, odd lanes' shifted down; lanes past the
+// mask read no constant, and a masked lane's n of 0 makes its (unused) half 2^-1 = 0 and its
+// shift 0.
 struct LaneRequant {
   __m512i vb, m_e, m_o, n_e, n_o, h_e, h_o, lo, hi, vz;
   LaneRequant(__mmask16 k, const int32_t* bias, const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z)
@@ -113,6 +99,22 @@ struct LaneRequant {
   }
 };
 
+}  // namespace
+
+int64_t requant_store_s32_avx512(const int32_t* sum, int64_t count, int32_t bias, int64_t m, int n, int32_t lo_z,
+                                 int32_t hi_z, int32_t z, void* out, int out_bytes) {
+  return store_row_any<true>(sum, count, bias, m, n, lo_z, hi_z, z, out, out_bytes);
+}
+
+void requant_rows_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
+                             const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z, void* out,
+                             int64_t ldo, int out_bytes) {
+  for (int64_t j = 0; j < nj; ++j)
+    store_row_any<false>(sum + j * lds, ni, bias[j], m[j], n[j], lo_z, hi_z, z,
+                         static_cast<char*>(out) + j * ldo * out_bytes, out_bytes);
+}
+
+namespace {
 // Transposes R rows of R elements of E bytes (R = 16 bytes / E, one row a register) in place:
 // each stage interleaves rows i and i + R/2, which rotates the bits of the (row, column) index
 // left by one; log2 R stages rotate them by half their width, row and column swapped.
@@ -188,29 +190,16 @@ void requant_transposed_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, 
 void requant_channels_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
                                  const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z, void* out,
                                  int64_t ldo, int out_bytes) {
-  const __m512i lo = _mm512_set1_epi64(lo_z), hi = _mm512_set1_epi64(hi_z), vz = _mm512_set1_epi32(z);
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const __m512i one = _mm512_set1_epi64(1);
   for (int64_t j = 0; j < nj; j += 16) {
     // Lanes past nj are masked: neither their constants nor their sums are read, nothing stored.
     const __mmask16 k = nj - j >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (nj - j)) - 1);
-    const __m512i vb = _mm512_maskz_loadu_epi32(k, bias + j), vm = _mm512_maskz_loadu_epi32(k, m + j);
-    const __m512i vn = _mm512_maskz_loadu_epi32(k, n + j);
-    // Even lanes' constants in the low halves of 64-bit lanes, odd lanes' shifted down; a masked
-    // lane's n of 0 makes its (unused) half 2^-1 = 0 and its shift 0.
-    const __m512i m_e = vm, m_o = _mm512_srli_epi64(vm, 32);
-    const __m512i n_e = _mm512_and_si512(vn, _mm512_set1_epi64(0xFFFFFFFF)), n_o = _mm512_srli_epi64(vn, 32);
-    const __m512i h_e = _mm512_srlv_epi64(_mm512_sllv_epi64(one, n_e), one), h_o = _mm512_srlv_epi64(_mm512_sllv_epi64(one, n_o), one);
+    const LaneRequant rq(k, bias + j, m + j, n + j, lo_z, hi_z, z);
     const __m512i idx = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int32_t>(lds)));
     const int32_t* col = sum + j * lds;
     char* o = static_cast<char*>(out) + j * out_bytes;
     for (int64_t i = 0; i < ni; ++i, o += ldo * out_bytes) {
-      __m512i a = _mm512_add_epi32(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, idx, col + i, 4), vb);
-      __m512i ve = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(a, m_e), h_e), n_e);
-      __m512i vo = _mm512_srav_epi64(_mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(a, 32), m_o), h_o), n_o);
-      ve = _mm512_min_epi64(_mm512_max_epi64(ve, lo), hi);
-      vo = _mm512_min_epi64(_mm512_max_epi64(vo, lo), hi);
-      __m512i v = _mm512_add_epi32(_mm512_mask_blend_epi32(0xAAAA, ve, _mm512_slli_epi64(vo, 32)), vz);
+      __m512i v = rq(_mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, idx, col + i, 4));
       if (out_bytes == 1)
         _mm_mask_storeu_epi8(o, k, _mm512_cvtepi32_epi8(v));
       else
