@@ -39,6 +39,7 @@ nlohmann::json given_options(const CompileArgs& a, const CLI::App& app) {
   if (given("--bits16")) j["bits16"] = a.bits16;
   if (given("--bits8")) j["bits8"] = a.bits8;
   if (given("--params16")) j["params16"] = a.params16;
+  if (given("--params8")) j["params8"] = a.params8;
   if (given("--out16")) j["out16"] = a.out16;
   if (given("--deny")) j["deny"] = a.deny;
   if (given("--allow")) j["allow"] = a.allow;
@@ -78,6 +79,8 @@ void add_compile_options(CLI::App* app, CompileArgs& a) {
   app->add_option("--bits16", a.bits16, "Layers at 16 bits: node names, output names, globs or op:TYPE (comma-separated)");
   app->add_option("--bits8", a.bits8, "With --bits 16: layers kept at 8 bits (same syntax)");
   app->add_option("--params16", a.params16, "Layers with 16-bit weights only (same syntax)");
+  app->add_option("--params8", a.params8,
+                  "16-bit layers whose weights stay 8-bit ('*': every layer; about twice the 16-bit conv speed; same syntax)");
   app->add_option("--out16", a.out16, "8-bit layers whose output tensors are stored at 16 bits (same syntax)");
   app->add_option("--deny", a.deny, "Nodes forced to the CPU in float (same syntax, e.g. op:Tanh)");
   app->add_option("--allow", a.allow, "Only these nodes may run on the accelerator (same syntax)");

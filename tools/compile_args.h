@@ -16,7 +16,7 @@ struct CompileArgs {
   double headroom16 = 1.5;
   bool qat = false, quiet = false, range_search = false, adaptive_rounding = false, bias_correction = true, asymmetric = false, symmetric = false,
        narrow_intermediates = false, narrow_stream = false, narrow_softmax = false;
-  std::vector<std::string> calib, stats, shapes, bits16, bits8, params16, out16, deny, allow, disabled_passes;
+  std::vector<std::string> calib, stats, shapes, bits16, bits8, params16, params8, out16, deny, allow, disabled_passes;
 };
 
 // Adds --bits, --calib, --stats, --calib-method, ..., --config to a subcommand.

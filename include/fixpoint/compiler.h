@@ -27,6 +27,9 @@ struct CompileOptions {
   std::vector<std::string> bits16;     // layers with 16-bit activations and weights
   std::vector<std::string> bits8;      // in a 16-bit program (bits = 16): layers kept at 8 bits
   std::vector<std::string> params16;   // layers with 16-bit weights only
+  // 16-bit layers whose weights stay 8-bit (16-bit activations, int8 weights: their convolutions
+  // run on the u8 x s8 kernel, one byte plane of the codes at a time; docs/performance.md).
+  std::vector<std::string> params8;
   // 8-bit layers whose output tensors are stored at 16 bits (the layer computes at 8 bits; its
   // readers take 16-bit inputs): a tensor's encoding promoted without its producer's weights.
   std::vector<std::string> out16;

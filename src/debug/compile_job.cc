@@ -119,6 +119,8 @@ void apply_compile_options(CompileJob& job, const nlohmann::json& obj, const std
         o.bits8 = json_list(v, k, origin);
       } else if (k == "params16" || k == "params_16bit_names_list") {
         o.params16 = json_list(v, k, origin);
+      } else if (k == "params8") {
+        o.params8 = json_list(v, k, origin);
       } else if (k == "deny" || k == "deny_list:layer_name") {
         for (const auto& e : json_list(v, k, origin)) deny().push_back(e);
       } else if (k == "deny_list" || k == "deny_list:layer_type") {

@@ -57,6 +57,7 @@ CompileResult finish(CompileContext& cx) {
   for (const auto& op : cx.prog.ops) {
     json l = {{"name", op.node.name}, {"op", op.node.op_type}, {"kind", std::string(op.kind())}, {"bits", op.bits},
               {"fused", op.fused}};
+    if (const params::Weighted* w = weighted_params(op.params)) l["weight_bits"] = w->weight_bits;
     json ins = json::array(), outs = json::array();
     for (const auto& in : op.node.inputs) {
       if (in.empty() || cx.prog.float_constants.count(in)) continue;
@@ -155,7 +156,10 @@ CompileResult finish(CompileContext& cx) {
   txt << "\nlayers:\n";
   for (const auto& l : layers) {
     txt << "  " << l["name"].get<std::string>() << "  " << l["op"].get<std::string>() << "  [" << l["kind"].get<std::string>()
-        << ", " << l["bits"].get<int>() << "-bit]";
+        << ", " << l["bits"].get<int>() << "-bit";
+    if (l.contains("weight_bits") && l["weight_bits"].get<int>() != l["bits"].get<int>())
+      txt << ", " << l["weight_bits"].get<int>() << "-bit weights";
+    txt << "]";
     for (const auto& f : l["fused"]) txt << " +" << f.get<std::string>();
     for (const auto& o : l["outputs"])
       txt << "  -> " << o["tensor"].get<std::string>() << " " << o["dtype"].get<std::string>() << " scale "

@@ -113,7 +113,7 @@ using Importer = std::function<Graph(const ImportOptions&)>;
 void check_layer_lists(const CompileOptions& opts, const std::vector<Node>& source, const std::vector<Node>& rewritten) {
   const std::pair<const char*, const std::vector<std::string>*> lists[] = {
       {"--bits16", &opts.bits16}, {"--bits8", &opts.bits8}, {"--params16", &opts.params16},
-      {"--out16", &opts.out16},   {"--deny", &opts.deny},   {"--allow", &opts.allow}};
+      {"--params8", &opts.params8},   {"--out16", &opts.out16},   {"--deny", &opts.deny},   {"--allow", &opts.allow}};
   auto any = [](const std::vector<Node>& nodes, const std::string& p) {
     return std::any_of(nodes.begin(), nodes.end(), [&](const Node& n) { return layer_matches(p, n); });
   };

@@ -1,5 +1,5 @@
 // Width policy (docs/arithmetic.md §2.7): which width each layer computes at (--bits, --bits16,
-// --bits8, --params16), which tensors of 8-bit layers stay 16-bit inside fused kernels, and
+// --bits8, --params16, --params8), which tensors of 8-bit layers stay 16-bit inside fused kernels, and
 // which 8-bit layers store their outputs at 16 bits (--out16).
 #include "quantize/width_policy.h"
 
@@ -154,7 +154,8 @@ int layer_bits(const CompileContext& cx, const Node& n) {
 }
 
 bool params16(const CompileContext& cx, const Node& n) {
-  return layer_matches_any(cx.opts.params16, n) || layer_bits(cx, n) == 16;
+  if (layer_matches_any(cx.opts.params16, n)) return true;
+  return layer_bits(cx, n) == 16 && !layer_matches_any(cx.opts.params8, n);
 }
 
 }  // namespace fixpoint

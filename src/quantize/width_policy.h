@@ -8,7 +8,7 @@ namespace fixpoint {
 
 // The width layer n computes at: --bits16 wins, then --bits8 in a 16-bit program, else --bits.
 int layer_bits(const CompileContext& cx, const Node& n);
-// Whether n's weights are 16-bit (--params16, or a 16-bit layer).
+// Whether n's weights are 16-bit (--params16, or a 16-bit layer not in --params8).
 bool params16(const CompileContext& cx, const Node& n);
 // The width a layer's output is stored at: the layer's, or 16 bits for a fused intermediate.
 int out_bits(const CompileContext& cx, const QOp& op, const std::string& out);

@@ -23,6 +23,8 @@ TEST(CompileJob, TidlNamesMapToOptions) {
   EXPECT_EQ(job.options.bits, 16);
   EXPECT_EQ(job.options.bits16, (std::vector<std::string>{"a", "op:Gemm"}));
   EXPECT_EQ(job.options.params16, (std::vector<std::string>{"c"}));
+  apply_compile_options(job, nlohmann::json::parse(R"({"params8": "d, op:Conv"})"), "--config 'c.json'");
+  EXPECT_EQ(job.options.params8, (std::vector<std::string>{"d", "op:Conv"}));
   EXPECT_EQ(job.options.scale_mode, "pow2");
   std::vector<std::string> deny = job.options.deny;
   std::sort(deny.begin(), deny.end());  // the two deny keys of one object add up, in any order

@@ -209,7 +209,7 @@ def test_every_subcommand_has_help():
         assert "Usage" in p.stdout and sub in p.stdout
 
 
-@pytest.mark.parametrize("option", ["--bits16", "--params16", "--out16", "--deny", "--allow"])
+@pytest.mark.parametrize("option", ["--bits16", "--params16", "--params8", "--out16", "--deny", "--allow"])
 def test_a_layer_list_entry_that_matches_nothing_is_an_error(models, tmp_path, option):
     # A typo used to compile the layer at its default width without a word.
     calib = f"image={os.path.join(models, 'tiny_cnn_input.npy')}"

@@ -78,13 +78,13 @@ def test_every_kernel_isa_gives_the_reference_bits(models, tmp_path, bits):
 
 
 WHOLE_PROGRAMS = [("resnet18", "8"), ("resnet18", "16"), ("ocr_rec", "8"), ("ocr_rec", "16"), ("ocr_det", "8"),
-                  ("ocr_det", "16"), ("zero_dce", "8"), ("zero_dce", "16")]
+                  ("ocr_det", "16"), ("zero_dce", "8"), ("zero_dce", "16"), ("resnet18", "16w8"), ("ocr_rec", "16w8")]
 
 
 @pytest.mark.parametrize("name,bits", WHOLE_PROGRAMS, ids=[f"{n}-int{b}" for n, b in WHOLE_PROGRAMS])
 def test_whole_programs_give_the_reference_bytes_on_every_isa_and_thread_count(models, zero_dce, tmp_path, name, bits):
     """Issue 12: ResNet-18, the OCR recognizer and detector and Zero-DCE, compiled at 8 and 16
-    bits, give the same output bytes (codes and dequantized values) with the optimized kernels of
+    bits (and at 16 bits with 8-bit weights, --params8), give the same output bytes (codes and dequantized values) with the optimized kernels of
     every ISA this CPU has at 1, 2 and 3 threads as with FIXPOINT_ISA=reference."""
     from conftest import OCR_ASSETS, OCR_MODELS
     if name == "resnet18":
@@ -101,7 +101,8 @@ def test_whole_programs_give_the_reference_bytes_on_every_isa_and_thread_count(m
             x = np.ascontiguousarray(x[:, :, 160:416, 160:416])  # 256 x 256: the reference kernels are slow
     np.save(tmp_path / "x.npy", x)
     prog = tmp_path / "prog"
-    run_cli("compile", model, "-o", prog, "-q", "--bits", bits, "--calib", f"{inp}={tmp_path}/x.npy")
+    width = ["--bits", "16", "--params8", "*"] if bits == "16w8" else ["--bits", bits]
+    run_cli("compile", model, "-o", prog, "-q", *width, "--calib", f"{inp}={tmp_path}/x.npy")
     feed = ["--input", f"{inp}={tmp_path}/x.npy", "-q", "--raw"]
     run_cli("run", prog, *feed, "-o", tmp_path / "ref", env={"FIXPOINT_ISA": "reference"})
     want = {f: (tmp_path / "ref" / f).read_bytes() for f in os.listdir(tmp_path / "ref") if f.endswith(".npy")}
@@ -156,12 +157,17 @@ def test_16_bit_is_closer_to_float_than_8_bit(models, tmp_path, name, inp, data)
             tmp_path / "f", "-q")
     ref = {f[:-4]: np.load(tmp_path / "f" / f) for f in os.listdir(tmp_path / "f")}
     snr = {}
-    for bits in ("8", "16"):
-        prog = compile_(models, name, tmp_path / f"p{bits}", "--bits", bits, "--calib", f"{inp}={models}/{data}")
+    widths = {"8": ["--bits", "8"], "16": ["--bits", "16"], "16w8": ["--bits", "16", "--params8", "*"]}
+    for bits, width in widths.items():
+        prog = compile_(models, name, tmp_path / f"p{bits}", *width, "--calib", f"{inp}={models}/{data}")
         got = run_prog(prog, inp, x, tmp_path, f"b{bits}")
         snr[bits] = min(snr_db(ref[k], got[k]) for k in ref)
-    print(f"{name}: SNR int8 {snr['8']:.1f} dB, int16 {snr['16']:.1f} dB")
+        layers = json.loads((prog / "compile_report.json").read_text())["layers"]
+        weights = {l["weight_bits"] for l in layers if "weight_bits" in l}
+        assert weights == {8 if bits != "16" else 16}, (bits, weights)
+    print(f"{name}: SNR int8 {snr['8']:.1f} dB, int16 with 8-bit weights {snr['16w8']:.1f} dB, int16 {snr['16']:.1f} dB")
     assert snr["16"] > snr["8"] + 10
+    assert snr["16"] > snr["16w8"] > snr["8"] + 3  # 16-bit activations remove their rounding, not the weights'
     assert snr["8"] > 20
 
 

@@ -346,6 +346,18 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     pw->requant.transposed = requant_transposed_s32_avx512;
   }
   bool depthwise = is_depthwise(op);
+  const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
+  if (u8 && is_16bit(in_type) && w.dtype() == DType::Int8 && !depthwise && implicit_conv_applies(op, *u8)) {
+    // 16-bit codes, int8 weights: the codes' byte planes on the quads kernel (conv_implicit.cc).
+    pw->u8 = u8;
+    pw->implicit = pw->byte_planes = true;
+    pw->w8 = pack_conv_quads(w, pw->Kp);
+    pw->w_sum64.assign(static_cast<size_t>(pw->rows), 0);
+    const int8_t* src = w.data<int8_t>();
+    for (int64_t m = 0; m < pw->rows; ++m)
+      for (int64_t k = 0; k < pw->K; ++k) pw->w_sum64[static_cast<size_t>(m)] += src[m * pw->K + k];
+    return pw;
+  }
   const GemmPairsKernel* pairs = gemm_s16_pairs_for(isa);
   if (pairs && is_16bit(in_type) && !depthwise &&
       (((w.rank() == 3 || w.rank() == 4) && op.is<params::Conv>()) || (w.rank() == 2 && op.is<params::MatMul>()))) {
@@ -353,7 +365,6 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     pw->w16 = {pack_conv_pairs(w, pw->Kp, pw->kb, pw->w_sum64)};
     return pw;
   }
-  const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
   if (u8 && !is_16bit(in_type) && w.dtype() == DType::Int8 && !depthwise) {
     pw->u8 = u8;
     pw->w8_sum.assign(static_cast<size_t>(pw->rows), 0);
@@ -771,7 +782,7 @@ void run_packed(qref::QContext& c, const PackedWeights& pw) {
     if (pw.pairs && conv_transpose_tiled_s16(c, pw)) return;
     return run_conv_transpose(c, selected_isa(), pw.transpose.a.empty() ? nullptr : &pw.transpose);
   }
-  if (c.op.is<params::Conv>()) return pw.pairs ? conv_implicit_s16(c, pw) : pw.implicit ? conv_implicit_u8(c, pw) : conv_gemm(c, pw);
+  if (c.op.is<params::Conv>()) return pw.pairs || pw.byte_planes ? conv_implicit_s16(c, pw) : pw.implicit ? conv_implicit_u8(c, pw) : conv_gemm(c, pw);
   if (pw.pairs) return matmul_pairs(c, pw);
   matmul_gemm(c, pw);
 }

@@ -47,12 +47,13 @@ struct PackedWeights {
   bool split_x = false, split_w = false;  // byte planes of activations / weights (int16 GEMM)
   bool implicit = false;                  // u8 x s8 Conv as an implicit GEMM (conv_implicit.cc)
   bool pixels = false;                    // implicit, on the kernel's pixel form (w8: pack_pixel_rows)
+  bool byte_planes = false;               // implicit, 16-bit codes as two byte planes (w8, w_sum64)
   std::vector<int8_t> w8;                 // u8 x s8: rows x Kp (implicit: pack_conv_quads' k order)
   std::vector<int32_t> w8_sum;            // u8 x s8: sum_k w[m][k] per row
   std::vector<std::vector<int16_t>> w16;  // int16 GEMM: one or two planes of rows x Kp (pairs: pack_conv_pairs)
   const GemmPairsKernel* pairs = nullptr; // set: 16-bit codes' Conv on the pairs kernel (conv_implicit.cc)
   int64_t kb = 0;                         // pairs: k per int32 block
-  std::vector<int64_t> w_sum64;           // pairs: sum_k w[m][k] per row
+  std::vector<int64_t> w_sum64;           // pairs, byte_planes: sum_k w[m][k] per row
   RequantFns requant;                     // the ISA's vector (13) of int32 sums, where it has one
   TransposeRows transpose;                // ConvTranspose on the u8 x s8 kernel: its rows, packed at load
                                           // (16-bit codes: pairs, w16, kb, w_sum64 and rows = groups R)
@@ -92,8 +93,9 @@ std::vector<int8_t> pack_conv_quads(const Tensor& w, int64_t& Kp);
 bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64_t K);
 std::vector<int8_t> pack_pixel_rows(const std::vector<int8_t>& quads, int64_t M, int64_t Kp);
 void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw);
-// The same for 16-bit codes (any weights) on the int16 pairs kernel: pack_conv_pairs packs the
-// weights in its k order, blocked by kb (each block's int32 sums exact), with each row's sum.
+// The same for 16-bit codes on the int16 pairs kernel (any weights): pack_conv_pairs packs the
+// weights in its k order, blocked by kb (each block's int32 sums exact), with each row's sum; or,
+// for int8 weights (pw.byte_planes), on the quads kernel a byte plane of the codes at a time.
 std::vector<int16_t> pack_conv_pairs(const Tensor& w, int64_t& Kp, int64_t& kb, std::vector<int64_t>& sums);
 void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw);
 // 2-D depthwise Conv with the taps summed in registers (depthwise_direct.cc); false (nothing

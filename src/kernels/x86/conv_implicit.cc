@@ -144,12 +144,19 @@ struct QuadInput {
     const Tensor& x = *c.in[0];
     const bool int8 = x.dtype() == DType::Int8;
     zu = c.in_q[0].zero_point + (int8 ? 128 : 0);
-    const auto* xb = static_cast<const uint8_t*>(x.raw());
+    fill(c, geo, qp, static_cast<const uint8_t*>(x.raw()), int8 ? 0x80 : 0);
+  }
+  // One byte plane of 16-bit codes (BytePlanes): bytes in c's input layout, padding z_u.
+  QuadInput(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp, const uint8_t* bytes, int64_t z_u)
+      : planes(c.pool, static_cast<size_t>(geo.N * geo.group * qp.words * 4)), zu(z_u), bg_bytes(qp.words * 4) {
+    fill(c, geo, qp, bytes, 0);
+  }
+  // The planes of every (batch row, group) of the 8-bit codes xb, shifted by flip.
+  void fill(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp, const uint8_t* xb, uint8_t flip) {
     const int64_t used = qp.planes() * qp.plane * 4;
     for (int64_t bg = 0; bg < geo.N * geo.group; ++bg) {
       uint8_t* d = planes.data() + bg * bg_bytes;
-      fill_quad_planes(geo, qp, xb, int8 ? 0x80 : 0, static_cast<uint8_t>(zu), bg / geo.group, bg % geo.group, d,
-                       c.threads);
+      fill_quad_planes(geo, qp, xb, flip, static_cast<uint8_t>(zu), bg / geo.group, bg % geo.group, d, c.threads);
       std::memset(d + used, 0, static_cast<size_t>(bg_bytes - used));
     }
   }
@@ -333,6 +340,62 @@ struct PairTile {
     rows = std::min(tasks.mb, rows_per_group - r0);
     sum = in.sums(*pw.pairs, qp, bg, p0, pw.w16[0].data(), pw.rows, bg % groups * rows_per_group + r0, rows, np, pw.Kp,
                   pw.kb);
+  }
+};
+
+// 16-bit codes with int8 weights on the u8 x s8 quads kernel (PackedWeights::byte_planes): the
+// codes' two byte planes as quad planes (QuadInput), each plane's sums exact in int32 (bytes in
+// [0, 255] times int8: 255 * 128 * K < 2^31, gemm_path_applies), added in int64 as
+// 2^8 sum uh w + sum ul w. vpdpbusd takes 64 products an instruction where the pairs kernel's
+// vpdpwssd takes 32: twice the pairs kernel's rate on the same two planes.
+//
+// The 16-bit codes are split once, u = code ^ flip (0x8000 for int16 codes) = 2^8 uh + ul, into
+// two byte arrays in the input's layout (split_bytes), and each becomes a QuadInput whose padding
+// is that byte of u's zero point z_u: sum (u - z_u) w = 2^8 sum uh w + sum ul w - z_u sum w.
+struct BytePlanes {
+  int64_t zu;  // the zero point of u (as PairInput's)
+  QuadInput hi, lo;
+  BytePlanes(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp)
+      : zu(c.in_q[0].zero_point + (c.in[0]->dtype() == DType::Int16 ? 32768 : 0)),
+        hi(c, geo, qp, split_bytes(c, 1), zu >> 8), lo(c, geo, qp, split_bytes(c, 0), zu & 255) {}
+  // Byte `byte` (1: high, 0: low) of every u, in a buffer of this thread's (one buffer, read by
+  // the QuadInput made before the next call).
+  static const uint8_t* split_bytes(qref::QContext& c, int byte) {
+    const Tensor& x = *c.in[0];
+    const uint16_t flip = x.dtype() == DType::Int16 ? 0x8000 : 0;
+    const int64_t n = x.numel(), chunk = 1 << 14;
+    uint8_t* bytes = task_buffer<uint8_t, __LINE__>(static_cast<size_t>(n));
+    parallel_for(ceil_div(n, chunk), c.threads, [&](int64_t t) {
+      split_byte(static_cast<const uint16_t*>(x.raw()) + t * chunk, bytes + t * chunk, std::min(chunk, n - t * chunk),
+                 flip, 8 * byte);
+    });
+    return bytes;
+  }
+  // restrict: a byte store may alias anything, and the loop had reloaded its operands per element.
+  static void split_byte(const uint16_t* __restrict x, uint8_t* __restrict out, int64_t n, uint16_t flip, int sh) {
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>((x[i] ^ flip) >> sh);
+  }
+  // One task's sums: rows x np int64 (a task buffer, row stride np) of weight rows w
+  // (pack_conv_quads) against np virtual positions from p0 of (batch row, group) bg.
+  int64_t* sums(const GemmU8S8Kernel& kern, const WordPlanes& qp, int64_t bg, int64_t p0, const int8_t* w,
+                int64_t rows, int64_t np, int64_t Kp) {
+    int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(rows * np), int64_t{0});
+    add_shifted_s32_avx512(sum, hi.gemm(kern, qp, bg, p0, w, rows, np, Kp), rows * np, 8);  // (the kernel's ISA)
+    add_shifted_s32_avx512(sum, lo.gemm(kern, qp, bg, p0, w, rows, np, Kp), rows * np, 0);
+    return sum;
+  }
+};
+
+// The same task's sums on the byte planes (pw.byte_planes; pw.w8: pack_conv_quads).
+struct PlaneTile {
+  int64_t bg, p0, nq, r0, rows, np;
+  int64_t* sum;
+  PlaneTile(const ImplicitTasks& tasks, int64_t task, BytePlanes& in, const WordPlanes& qp, const PackedWeights& pw,
+            int64_t groups, int64_t rows_per_group) {
+    tasks.decode(task, bg, p0, nq, r0);
+    np = ceil_div(nq, pw.u8->n_align) * pw.u8->n_align;
+    rows = std::min(tasks.mb, rows_per_group - r0);
+    sum = in.sums(*pw.u8, qp, bg, p0, pw.w8.data() + (bg % groups * rows_per_group + r0) * pw.Kp, rows, np, pw.Kp);
   }
 };
 
@@ -621,26 +684,23 @@ bool conv_transpose_tiled_s16(qref::QContext& c, const PackedWeights& pw) {
   return true;
 }
 
-void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
-  const QOp& op = c.op;
-  const Tensor& x = *c.in[0];
-  const Tensor& wt = qref::weighted(op).weight;
+namespace {
+// conv_implicit_s16 on the int64 sums of Tile (PairTile on in = PairInput, or PlaneTile on
+// BytePlanes) over the planes qp.
+template <class Tile, class Input>
+void conv_wide_sums(qref::QContext& c, const PackedWeights& pw, const ref::ConvGeometry& geo, const WordPlanes& qp,
+                    Input& in) {
   qref::ChannelRequant rq(c);
-  ref::ConvGeometry geo = ref::conv_geometry(op.node, x.shape(), wt.shape());
-  FP_CHECK(geo.w3.in[0] == 1 && geo.w3.kernel[0] == 1 && geo.cg * geo.ks == pw.K && geo.M == pw.rows,
-           op.node.label(), ": packed weights do not fit the layer");
   const int64_t N = geo.N, M = geo.M, group = geo.group, mg = geo.mg, OH = geo.w3.out[1], OW = geo.w3.out[2];
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
-  WordPlanes qp(geo, ceil_div(geo.cg, 2));
   const int64_t P = OH * qp.Wq;
-  PairInput in(c, geo, qp);
   const int64_t zu = in.zu;
   const ImplicitTasks tasks(N * group, P, mg, c.threads);
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* yp = y.data<T>();
     parallel_for(tasks.count, c.threads, [&](int64_t task) {
-      const PairTile tile(tasks, task, in, qp, pw, group, mg);
+      const Tile tile(tasks, task, in, qp, pw, group, mg);
       const int64_t p0 = tile.p0, nq = tile.nq, m0 = tile.r0, rows = tile.rows, np = tile.np;
       const int64_t b = tile.bg / group, g = tile.bg % group;
       int64_t* sum = tile.sum;
@@ -661,6 +721,24 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
       });
     });
   });
+}
+}  // namespace
+
+void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
+  const QOp& op = c.op;
+  const Tensor& x = *c.in[0];
+  const Tensor& wt = qref::weighted(op).weight;
+  ref::ConvGeometry geo = ref::conv_geometry(op.node, x.shape(), wt.shape());
+  FP_CHECK(geo.w3.in[0] == 1 && geo.w3.kernel[0] == 1 && geo.cg * geo.ks == pw.K && geo.M == pw.rows,
+           op.node.label(), ": packed weights do not fit the layer");
+  if (pw.byte_planes) {
+    WordPlanes qp(geo, ceil_div(geo.cg, 4));
+    BytePlanes in(c, geo, qp);
+    return conv_wide_sums<PlaneTile>(c, pw, geo, qp, in);
+  }
+  WordPlanes qp(geo, ceil_div(geo.cg, 2));
+  PairInput in(c, geo, qp);
+  conv_wide_sums<PairTile>(c, pw, geo, qp, in);
 }
 
 void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {

@@ -106,7 +106,7 @@ Case random_wide_depthwise(uint32_t seed) {
 // A 2-D 16-bit conv deep enough that the pairs kernel (conv_implicit_s16) sums several int32
 // blocks of k (16-bit weights: 256 k per block): 20-70 input channels, 3x3 to 5x5 windows,
 // strides, dilations, pads, groups; 16-bit weights near full scale (or 8-bit ones, one block).
-Case random_deep_conv16(uint32_t seed) {
+Case deep_conv16(uint32_t seed, int64_t wmax) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   test::ConvSpec spec;
@@ -121,8 +121,10 @@ Case random_deep_conv16(uint32_t seed) {
     spec.x.push_back(reach(spec, static_cast<size_t>(i), pick(1, 12)));
   }
   spec.pads = {pick(0, 2), pick(0, 2), pick(0, 2), pick(0, 2)};
-  return test::make_conv_case(spec, cat("deep_conv16_seed_", seed), rng, pick(0, 3) ? 32767 : 127, true);
+  if (wmax == 0) wmax = pick(0, 3) ? 32767 : 127;
+  return test::make_conv_case(spec, cat("deep_conv16_w", wmax > 127 ? 16 : 8, "_seed_", seed), rng, wmax, true);
 }
+Case random_deep_conv16(uint32_t seed) { return deep_conv16(seed, 0); }
 
 Case random_conv_transpose_x(uint32_t seed, bool x16) {
   std::mt19937 rng(seed);
@@ -501,6 +503,37 @@ Case worst_case_conv16(uint32_t seed) {
 }
 
 TEST(GemmS16, PairsBlocksHoldTheWorstCaseSums) { check_every_isa(worst_case_conv16, 17000, 6); }
+
+// 16-bit codes with int8 weights (a --params8 layer): on VNNI the codes' byte planes run on the
+// quads kernel (PackedWeights::byte_planes). Random deep convs (groups, strides, dilations, pads,
+// any zero point), and a worst case: every code 65535 or 0 (u's bytes both 255 or both 0, by
+// column) against rows of +127 and -128, 24-201 channels, one unit of the sum one output code.
+Case random_deep_conv16_w8(uint32_t seed) {
+  if (seed % 4) return deep_conv16(seed, 127);
+  std::mt19937 rng(seed);
+  Case c = worst_case_conv16(seed);
+  auto& p = c.op.as<params::Conv>();
+  const int64_t M = p.weight.dim(0), K = p.weight.numel() / M;
+  Tensor w8(DType::Int8, p.weight.shape());
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < K; ++k)
+      w8.data<int8_t>()[m * K + k] = static_cast<int8_t>(m % 2 ? -128 : m % 4 == 0 ? 127 : static_cast<int>(rng() % 256) - 128);
+  p.weight = w8;
+  p.weight_bits = 8;
+  const int64_t W = c.x.dim(3);
+  for (int64_t i = 0; i < c.x.numel(); ++i) c.x.data<uint16_t>()[i] = i % W % 3 ? 65535 : 0;
+  // |sum| <= 65535 128 K < 2^34: one output code per 2^20 of the sum, no saturation.
+  for (int64_t m = 0; m < M; ++m) p.shift.data<int64_t>()[m] = 30 + 20;
+  return c;
+}
+
+TEST(GemmS16, SixteenBitCodesWithInt8WeightsRunOnTheQuadsKernelBitExactly) {
+  std::map<std::string, int> used = check_every_isa(random_deep_conv16_w8, 31000, 60);
+  for (const auto& [kernel, n] : used) std::printf("[ kernel ] %s: %d layers\n", kernel.c_str(), n);
+  if (xk::gemm_u8s8_for("avx512vnni") && !std::getenv("FIXPOINT_TEST_SEED")) {
+    EXPECT_GT(used["gemm_u8s8s32_avx512vnni"], 50) << "16-bit codes with int8 weights on the byte planes";
+  }
+}
 
 // 16-bit tiled ConvTranspose: the runtime (weights packed at load) takes the pairs kernel's
 // pointwise GEMM and gives the reference codes; per call, the int16 GEMM + col2im does.
