@@ -7,7 +7,8 @@
   2. models: whole-network latency (median of --repeat runs after a warm-up; the median of
      --rounds such measurements, every configuration's rounds interleaved) of fixpoint's float
      path (1 and 2 threads, and the reference kernels) and its int8 and int16 programs (1 and 2
-     threads with the runtime's ISA choice, one with the reference kernels), against ONNX Runtime 1.30 (CPU, float)
+     threads with the runtime's ISA choice, one with the reference kernels) and int16w8 programs
+     (16-bit activations, 8-bit weights: `--bits 16 --params8 '*'`; 1 and 2 threads), against ONNX Runtime 1.30 (CPU, float)
      at the same thread count on the same input; ratio = time / ONNX Runtime time (below 1 =
      faster than ONNX Runtime). resnet18 is torchvision's, exported with seeded random weights.
      Also, for resnet18, ONNX Runtime's own int8 on a QDQ export of the same int8 program (`fixpoint export-qdq`:
@@ -22,7 +23,7 @@
      and of the recognizer's compile with --range-search --adaptive-rounding.
 
 usage: bench/speed.py [--build DIR] [--repeat N] [--rounds R] [--models tiny_cnn,ocr_rec,ocr_det,resnet18]
-                      [--rows float,int8,int16] [--no-kernels] [--walltimes] [--json FILE]
+                      [--rows float,int8,int16,int16w8] [--no-kernels] [--walltimes] [--json FILE]
 """
 import argparse
 import json
@@ -73,7 +74,7 @@ PROFILE_OP = re.compile(r"^\s+([0-9.]+) ms\s+(\S+) \S+\s+node '([^']+)'", re.M)
 
 def macs_by_node(cli, model, fixed):
     layers = json.loads(run([cli, "inspect", model, "--json"] + fixed))["layers"]
-    return {l["name"]: l["macs"] for l in layers}
+    return {l["name"]: l["macs"] or 0 for l in layers}  # (a dynamic batch dimension: no count)
 
 
 def slow_layers(out, macs, ms_total):
@@ -104,7 +105,9 @@ def model_inputs(work, names):
     return table
 
 
-ROWS = ("float", "int8", "int16")
+ROWS = ("float", "int8", "int16", "int16w8")
+# Each fixed-point row's compile width (int16w8: 16-bit activations, 8-bit weights, --params8).
+WIDTHS = {"int8": ["--bits", "8"], "int16": ["--bits", "16"], "int16w8": ["--bits", "16", "--params8", "*"]}
 
 
 def models(build, names, repeat, work, rows_wanted, rounds):
@@ -134,14 +137,14 @@ def models(build, names, repeat, work, rows_wanted, rounds):
         if "float" in rows_wanted:
             jobs["fixpoint_float_ms"] = [cli, "run", model] + fixed + feed + ["--threads", "1"]
             jobs["fixpoint_float_2t_ms"] = [cli, "run", model] + fixed + feed + ["--threads", "2"]
-        for bits in (8, 16):
-            if f"int{bits}" not in rows_wanted:
+        for row, width in WIDTHS.items():
+            if row not in rows_wanted:
                 continue
-            prog = progs[bits] = os.path.join(work, f"{name}_int{bits}")
-            run([cli, "compile", model, "-o", prog, "--bits", str(bits), "--calib", f"{inp}={npy}", "-q"] + fixed)
-            jobs[f"fixpoint_int{bits}_ms"] = [cli, "run", prog] + feed + ["--threads", "1"]
-            jobs[f"fixpoint_int{bits}_2t_ms"] = [cli, "run", prog] + feed + ["--threads", "2"]
-            if bits == 8 and name == "resnet18":  # the int8 peer (the OCR models' opset-9 QDQ exports do not load in ORT)
+            prog = progs[row] = os.path.join(work, f"{name}_{row}")
+            run([cli, "compile", model, "-o", prog, "--calib", f"{inp}={npy}", "-q"] + width + fixed)
+            jobs[f"fixpoint_{row}_ms"] = [cli, "run", prog] + feed + ["--threads", "1"]
+            jobs[f"fixpoint_{row}_2t_ms"] = [cli, "run", prog] + feed + ["--threads", "2"]
+            if row == "int8" and name == "resnet18":  # the int8 peer (the OCR models' opset-9 QDQ exports do not load in ORT)
                 qdq = os.path.join(work, f"{name}_int8_qdq.onnx")
                 run([cli, "export-qdq", prog, "-o", qdq, "-q"])
                 jobs["ort_int8_qdq_ms"] = ort_cmd(qdq) + ["--threads", "1"]
@@ -156,11 +159,12 @@ def models(build, names, repeat, work, rows_wanted, rounds):
         if "float" in rows_wanted:
             r["float_isa"] = re.search(r"isa=(\S+)", last["fixpoint_float_ms"]).group(1)
             r["fixpoint_float_reference_kernels_ms"] = median_ms(run([cli, "run", model, "--reference"] + fixed + feed))
-        for bits, prog in progs.items():
-            r["isa"] = re.search(r"isa=(\S+)", last[f"fixpoint_int{bits}_ms"]).group(1)
-            r[f"fixpoint_int{bits}_reference_kernels_ms"] = median_ms(run([cli, "run", prog] + feed + ["--threads", "1"],
+        for row, prog in progs.items():
+            r["isa"] = re.search(r"isa=(\S+)", last[f"fixpoint_{row}_ms"]).group(1)
+            if row != "int16w8":  # (the int16 row's reference kernels already show the 16-bit ones' speed)
+                r[f"fixpoint_{row}_reference_kernels_ms"] = median_ms(run([cli, "run", prog] + feed + ["--threads", "1"],
                                                                           env=env_ref))
-            if bits == 8:  # where the int8 time goes: the slowest GEMM layers at 2 threads
+            if row == "int8":  # where the int8 time goes: the slowest GEMM layers at 2 threads
                 out = run([cli, "run", prog] + feed + ["--threads", "2", "--profile"])
                 r["int8_2t_layers"] = slow_layers(out, macs, r["fixpoint_int8_2t_ms"])
         for k in [k for k in r if k.startswith("fixpoint_") and k.endswith("_ms")]:
@@ -198,7 +202,8 @@ def print_limits(lim, rows):
           + ", ".join(f"{k} {lim.get(k + '_1t') or 0:.0f} / {lim.get(f'{k}_{t}t') or 0:.0f}"
                       for k in ("vpdpbusd_int8", "vpdpwssd_int16", "fma512_fp32", "fma256_fp32")))
     int8_peak, fp_peak = lim.get(f"vpdpbusd_int8_{t}t"), lim.get(f"fma512_fp32_{t}t") or lim.get(f"fma256_fp32_{t}t")
-    print(f"{'model':10} {'GMAC':>6} {'ORT f32 2t':>18} {'int8 2t':>18} {'ORT int8 QDQ 2t':>18} {'int16 2t':>18}")
+    print(f"{'model':10} {'GMAC':>6} {'ORT f32 2t':>18} {'int8 2t':>18} {'ORT int8 QDQ 2t':>18} {'int16 2t':>18} "
+          f"{'int16w8 2t':>18}")
     for r in rows:
         g = r["macs"] / 1e9
         def cell(key, p):
@@ -207,8 +212,10 @@ def print_limits(lim, rows):
             rate = g / (r[key] / 1e3)
             return f"{rate:6.0f} ({100 * rate / p:3.0f}%)"
         print(f"{r['model']:10} {g:6.2f} {cell('ort_float_2t_ms', fp_peak):>18} {cell('fixpoint_int8_2t_ms', int8_peak):>18} "
-              f"{cell('ort_int8_qdq_2t_ms', int8_peak):>18} {cell('fixpoint_int16_2t_ms', lim.get(f'vpdpwssd_int16_{t}t')):>18}")
-    print("(GMAC/s reached (share of the peak of its arithmetic: FMA for float, vpdpbusd for int8, vpdpwssd for int16))")
+              f"{cell('ort_int8_qdq_2t_ms', int8_peak):>18} {cell('fixpoint_int16_2t_ms', lim.get(f'vpdpwssd_int16_{t}t')):>18} "
+              f"{cell('fixpoint_int16w8_2t_ms', int8_peak and int8_peak / 2):>18}")
+    print("(GMAC/s reached (share of the peak of its arithmetic: FMA for float, vpdpbusd for int8, vpdpwssd for int16, "
+          "half of vpdpbusd for int16w8: two byte planes))")
     for r in rows:
         if r.get("int8_2t_layers"):
             print(f"\n{r['model']} int8, 2 threads: slowest GEMM layers")
@@ -231,7 +238,8 @@ def print_models(rows):
             ("int8 1t", "fixpoint_int8_ms", "ort_float_ms"), ("int8 2t", "fixpoint_int8_2t_ms", "ort_float_2t_ms"),
             ("int8 ref-kernels", "fixpoint_int8_reference_kernels_ms", "ort_float_ms"),
             ("int16 1t", "fixpoint_int16_ms", "ort_float_ms"), ("int16 2t", "fixpoint_int16_2t_ms", "ort_float_2t_ms"),
-            ("int16 ref-kernels", "fixpoint_int16_reference_kernels_ms", "ort_float_ms")]
+            ("int16 ref-kernels", "fixpoint_int16_reference_kernels_ms", "ort_float_ms"),
+            ("int16w8 1t", "fixpoint_int16w8_ms", "ort_float_ms"), ("int16w8 2t", "fixpoint_int16w8_2t_ms", "ort_float_2t_ms")]
     cols = [c for c in cols if any(c[1] in r for r in rows)]
     print(f"\nms (x ONNX Runtime float, same threads, same run; medians of {rows[0].get('rounds', 1) if rows else 1} interleaved rounds)")
     print(f"{'model':10} {'ORT 1t':>8} {'ORT 2t':>8} " + " ".join(f"{c[0]:>20}" for c in cols))
@@ -292,7 +300,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=6)
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per model; each time is their median")
     ap.add_argument("--models", default="tiny_cnn,ocr_rec")
-    ap.add_argument("--rows", default=",".join(ROWS), help="which of float,int8,int16 to time")
+    ap.add_argument("--rows", default=",".join(ROWS), help="which of float,int8,int16,int16w8 to time")
     ap.add_argument("--no-kernels", action="store_true", help="skip the Google Benchmark kernel table")
     ap.add_argument("--walltimes", action="store_true", help="also time compile and analyze of the OCR models")
     ap.add_argument("--json", default=os.path.join(ROOT, "out", "bench", "speed.json"))
