@@ -354,26 +354,23 @@ struct PairTile {
 // is that byte of u's zero point z_u: sum (u - z_u) w = 2^8 sum uh w + sum ul w - z_u sum w.
 struct BytePlanes {
   int64_t zu;  // the zero point of u (as PairInput's)
+  uint8_t* bytes;  // both byte arrays, [high | low] (this thread's buffer)
   QuadInput hi, lo;
   BytePlanes(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp)
       : zu(c.in_q[0].zero_point + (c.in[0]->dtype() == DType::Int16 ? 32768 : 0)),
-        hi(c, geo, qp, split_bytes(c, 1), zu >> 8), lo(c, geo, qp, split_bytes(c, 0), zu & 255) {}
-  // Byte `byte` (1: high, 0: low) of every u, in a buffer of this thread's (one buffer, read by
-  // the QuadInput made before the next call).
-  static const uint8_t* split_bytes(qref::QContext& c, int byte) {
+        bytes(split_bytes(c)),
+        hi(c, geo, qp, bytes, zu >> 8),
+        lo(c, geo, qp, bytes + c.in[0]->numel(), zu & 255) {}
+  static uint8_t* split_bytes(qref::QContext& c) {
     const Tensor& x = *c.in[0];
     const uint16_t flip = x.dtype() == DType::Int16 ? 0x8000 : 0;
     const int64_t n = x.numel(), chunk = 1 << 14;
-    uint8_t* bytes = task_buffer<uint8_t, __LINE__>(static_cast<size_t>(n));
-    parallel_for(ceil_div(n, chunk), c.threads, [&](int64_t t) {
-      split_byte(static_cast<const uint16_t*>(x.raw()) + t * chunk, bytes + t * chunk, std::min(chunk, n - t * chunk),
-                 flip, 8 * byte);
+    uint8_t* b = task_buffer<uint8_t, __LINE__>(static_cast<size_t>(2 * n));
+    parallel_for(ceil_div(n, chunk), c.threads, [&](int64_t t) {  // (the quads kernel's ISA has AVX-512BW)
+      const int64_t i = t * chunk;
+      split_bytes_avx512(static_cast<const uint16_t*>(x.raw()) + i, flip, std::min(chunk, n - i), b + i, b + n + i);
     });
-    return bytes;
-  }
-  // restrict: a byte store may alias anything, and the loop had reloaded its operands per element.
-  static void split_byte(const uint16_t* __restrict x, uint8_t* __restrict out, int64_t n, uint16_t flip, int sh) {
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>((x[i] ^ flip) >> sh);
+    return b;
   }
   // One task's sums: rows x np int64 (a task buffer, row stride np) of weight rows w
   // (pack_conv_quads) against np virtual positions from p0 of (batch row, group) bg.

@@ -11,4 +11,8 @@ namespace fixpoint::xk {
 // only called on CPUs of the avx512vnni ISA, which have them).
 void quad_interleave_avx512(const uint8_t* const src[4], int sx, uint8_t flip, int64_t n, uint8_t* out);
 
+// The byte planes of 16-bit codes (the same ISA): u = x[i] ^ flip, hi[i] = u >> 8, lo[i] = u & 255
+// for i < n.
+void split_bytes_avx512(const uint16_t* x, uint16_t flip, int64_t n, uint8_t* hi, uint8_t* lo);
+
 }  // namespace fixpoint::xk

@@ -2,7 +2,8 @@
 // step masked. The byte and word unpacks interleave within each 128-bit lane (lane L of the four
 // results holds pixels 16 L + 0-3, 4-7, 8-11, 12-15), so a 4 x 4 transpose of 128-bit lanes puts
 // pixels 16 L .. 16 L + 15 into output register L. Stride 2 takes the even bytes of 128 (packus
-// works per lane: a qword permute restores the order). Compiled with -mavx512f -mavx512bw.
+// works per lane: a qword permute restores the order). Also the byte planes of 16-bit codes.
+// Compiled with -mavx512f -mavx512bw.
 #include <immintrin.h>
 
 #include "quad_interleave.h"
@@ -39,6 +40,16 @@ void quad_interleave_avx512(const uint8_t* const src[4], int sx, uint8_t flip, i
     const __m512i o[4] = {_mm512_shuffle_i64x2(t0, t1, 0x88), _mm512_shuffle_i64x2(t0, t1, 0xDD),
                           _mm512_shuffle_i64x2(t2, t3, 0x88), _mm512_shuffle_i64x2(t2, t3, 0xDD)};
     for (int r = 0; r < 4; ++r) _mm512_mask_storeu_epi8(out + 4 * c + 64 * r, first_bits(4 * m - 64 * r), o[r]);
+  }
+}
+
+void split_bytes_avx512(const uint16_t* x, uint16_t flip, int64_t n, uint8_t* hi, uint8_t* lo) {
+  const __m512i vflip = _mm512_set1_epi16(static_cast<short>(flip));
+  for (int64_t i = 0; i < n; i += 32) {
+    const __mmask32 m = n - i < 32 ? static_cast<__mmask32>((uint64_t{1} << (n - i)) - 1) : ~__mmask32{0};
+    __m512i u = _mm512_xor_si512(_mm512_maskz_loadu_epi16(m, x + i), vflip);
+    _mm256_mask_storeu_epi8(lo + i, m, _mm512_cvtepi16_epi8(u));
+    _mm256_mask_storeu_epi8(hi + i, m, _mm512_cvtepi16_epi8(_mm512_srli_epi16(u, 8)));
   }
 }
 
