@@ -682,6 +682,79 @@ bool conv_transpose_tiled_s16(qref::QContext& c, const PackedWeights& pw) {
 }
 
 namespace {
+// The pixel form of an implicit conv (pw.pixels): tasks of (batch row, block of 64 output
+// channels, run of valid output positions q = oh OW + ow), each position's word offset in the
+// planes (p = oh Wq + ow) given to the kernel, so no virtual position past a row's end is
+// computed, and the task's codes go straight to the output (its positions are consecutive there).
+struct PixelTask {
+  int64_t b, m0, rows, rows_p, q0, nq;  // rows_p: rows rounded up to 16, the kernel's (past M: weight 0)
+  const int64_t* off;
+  // The task's position-major sums (nq x rows_p) of the planes of `in`, into acc.
+  void sums(const PackedWeights& pw, const WordPlanes& qp, QuadInput& in, int32_t* acc) const {
+    const int64_t kq = pw.Kp / 4;
+    pw.u8->pixels({rows_p, kq, pw.w8.data() + m0 * pw.Kp, in.word_pointers(qp, b, 0, kq), off, nq, acc, rows_p});
+  }
+};
+
+template <class F>
+void for_each_pixel_task(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp, F f) {
+  const int64_t M = geo.M, OW = geo.w3.out[2], Q = geo.w3.out[1] * OW;
+  const int64_t mblocks = ceil_div(M, 64), tiles = ceil_div(Q, 6);
+  // Position runs: at most 64 tiles of 6 each, enough tasks for four a thread, and a task count
+  // the threads divide (ResNet-18's 56 x 56 layers: 10 runs of 53 tiles, not 9 of 59 split 5 | 4).
+  const int64_t per_run = std::max<int64_t>(1, geo.N * mblocks), t = c.threads;
+  int64_t runs = std::max(ceil_div(tiles, 64), std::min(tiles, ceil_div(4 * t, per_run)));
+  while (runs < tiles && per_run * runs % t != 0) ++runs;
+  const int64_t run_q = ceil_div(tiles, runs) * 6;
+  runs = ceil_div(Q, run_q);
+  parallel_for(geo.N * mblocks * runs, c.threads, [&](int64_t task) {
+    const int64_t b = task / (mblocks * runs), m0 = task / runs % mblocks * 64, q0 = task % runs * run_q;
+    const int64_t rows = std::min<int64_t>(64, M - m0), nq = std::min(run_q, Q - q0);
+    int64_t* off = task_buffer<int64_t, __LINE__>(static_cast<size_t>(nq));
+    for (int64_t j = 0; j < nq; ++j) off[j] = ((q0 + j) / OW * qp.Wq + (q0 + j) % OW) * 4;
+    f(PixelTask{b, m0, rows, ceil_div(rows, 16) * 16, q0, nq, off});
+  });
+}
+
+// The pixel form on the byte planes of 16-bit codes (pw.byte_planes, a wide layer): each task's
+// two position-major sums, then (13) of 2^8 hi + lo + bias - z_u sum w in int64 lanes
+// (requant_transposed_planes_avx512) where every channel meets its conditions, else the
+// reference's RQ per output.
+template <typename T>
+void conv_pixels_planes(qref::QContext& c, const PackedWeights& pw, const ref::ConvGeometry& geo, const WordPlanes& qp,
+                        BytePlanes& in, T* yp) {
+  const qref::ChannelRequant rq(c);
+  const int64_t M = geo.M, Q = geo.w3.out[1] * geo.w3.out[2];
+  constexpr int64_t k61 = int64_t{1} << 61, k62 = int64_t{1} << 62;
+  // Per channel (the caller thread's buffer): the bias with the z_u term, m and n.
+  int64_t* k64 = task_buffer<int64_t, __LINE__>(static_cast<size_t>(3 * M));
+  const int64_t lo_z = rq.r.lo - rq.zy, hi_z = rq.r.hi - rq.zy;
+  bool vec = rq.wide && sizeof(T) <= 2 && lo_z >= -k62 && hi_z < k62;
+  for (int64_t m = 0; m < M; ++m) {
+    const int64_t b = k64[m] = rq.bias[m] - in.zu * pw.w_sum64[static_cast<size_t>(m)];
+    k64[M + m] = rq.mult[m];
+    k64[2 * M + m] = rq.shift[m];
+    // |sum| < 2^16 2^7 K < 2^61 for any K the GEMM path takes (gemm_path_applies: K < 2^16).
+    vec = vec && b > -k61 && b < k61 && rq.mult[m] > 0 && rq.mult[m] < (int64_t{1} << 31) && rq.shift[m] >= 33 &&
+          rq.shift[m] <= 93;
+  }
+  for_each_pixel_task(c, geo, qp, [&](const PixelTask& t) {
+    int32_t* hi = task_buffer<int32_t, __LINE__>(static_cast<size_t>(t.nq * t.rows_p));
+    int32_t* lo = task_buffer<int32_t, __LINE__>(static_cast<size_t>(t.nq * t.rows_p));
+    t.sums(pw, qp, in.hi, hi);
+    t.sums(pw, qp, in.lo, lo);
+    T* out = yp + (t.b * M + t.m0) * Q + t.q0;
+    if (vec)
+      return requant_transposed_planes_avx512(hi, lo, t.rows_p, t.rows, t.nq, k64 + t.m0, k64 + M + t.m0,
+                                              k64 + 2 * M + t.m0, lo_z, hi_z, rq.zy, out, Q, static_cast<int>(sizeof(T)));
+    for (int64_t mi = 0; mi < t.rows; ++mi)
+      for (int64_t j = 0; j < t.nq; ++j) {
+        const int64_t i = j * t.rows_p + mi, s = int64_t{hi[i]} * 256 + lo[i];
+        out[mi * Q + j] = static_cast<T>(rq(k64[t.m0 + mi] + s, t.m0 + mi));
+      }
+  });
+}
+
 // conv_implicit_s16 on the int64 sums of Tile (PairTile on in = PairInput, or PlaneTile on
 // BytePlanes) over the planes qp.
 template <class Tile, class Input>
@@ -731,7 +804,10 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
   if (pw.byte_planes) {
     WordPlanes qp(geo, ceil_div(geo.cg, 4));
     BytePlanes in(c, geo, qp);
-    return conv_wide_sums<PlaneTile>(c, pw, geo, qp, in);
+    if (!pw.pixels) return conv_wide_sums<PlaneTile>(c, pw, geo, qp, in);
+    FP_CHECK(geo.group == 1 && pw.u8->pixels, op.node.label(), ": packed weights do not fit the layer");
+    Tensor& y = c.output(0, geo.out_shape, false);  // every element is written
+    return qref::visit_int(y.dtype(), [&](auto tag) { conv_pixels_planes(c, pw, geo, qp, in, y.data<decltype(tag)>()); });
   }
   WordPlanes qp(geo, ceil_div(geo.cg, 2));
   PairInput in(c, geo, qp);
@@ -780,44 +856,26 @@ void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
 }
 
 namespace {
-// The pixel form of conv_implicit_u8 (pw.pixels): tasks of (batch row, block of 64 output
-// channels, run of valid output positions q = oh OW + ow), each position's word offset in the
-// planes (p = oh Wq + ow) given to the kernel, so no virtual position past a row's end is
-// computed, and the task's codes go straight to the output (its positions are consecutive there).
 template <typename T>
 void conv_pixels_u8(qref::QContext& c, const PackedWeights& pw, const qref::ChannelRequant& rq,
                     const ref::ConvGeometry& geo, const WordPlanes& qp, QuadInput& in, const int32_t* consts,
                     bool rows_epilogue, T* yp) {
-  const int64_t M = geo.M, OH = geo.w3.out[1], OW = geo.w3.out[2], Q = OH * OW, Kp = pw.Kp;
-  const int64_t mblocks = ceil_div(M, 64), tiles = ceil_div(Q, 6);
-  // Position runs: at most 64 tiles of 6 each, enough tasks for four a thread, and a task count
-  // the threads divide (ResNet-18's 56 x 56 layers: 10 runs of 53 tiles, not 9 of 59 split 5 | 4).
-  const int64_t per_run = std::max<int64_t>(1, geo.N * mblocks), t = c.threads;
-  int64_t runs = std::max(ceil_div(tiles, 64), std::min(tiles, ceil_div(4 * t, per_run)));
-  while (runs < tiles && per_run * runs % t != 0) ++runs;
-  const int64_t run_q = ceil_div(tiles, runs) * 6;
-  runs = ceil_div(Q, run_q);
-  const GemmU8S8Kernel& kern = *pw.u8;
-  parallel_for(geo.N * mblocks * runs, c.threads, [&](int64_t task) {
-    const int64_t b = task / (mblocks * runs), m0 = task / runs % mblocks * 64, q0 = task % runs * run_q;
-    const int64_t rows = std::min<int64_t>(64, M - m0), nq = std::min(run_q, Q - q0), kq = Kp / 4;
-    const int64_t rows_p = ceil_div(rows, 16) * 16;  // the kernel's rows (past M: weight 0)
-    const uint8_t** bq = in.word_pointers(qp, b, 0, kq);
-    int64_t* off = task_buffer<int64_t, __LINE__>(static_cast<size_t>(nq));
-    for (int64_t j = 0; j < nq; ++j) off[j] = ((q0 + j) / OW * qp.Wq + (q0 + j) % OW) * 4;
-    int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(nq * rows_p));  // position-major
-    kern.pixels({rows_p, kq, pw.w8.data() + m0 * Kp, bq, off, nq, acc, rows_p});
-    T* out = yp + (b * M + m0) * Q + q0;
+  const int64_t M = geo.M, Q = geo.w3.out[1] * geo.w3.out[2];
+  for_each_pixel_task(c, geo, qp, [&](const PixelTask& t) {
+    int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(t.nq * t.rows_p));  // position-major
+    t.sums(pw, qp, in, acc);
+    T* out = yp + (t.b * M + t.m0) * Q + t.q0;
     if (rows_epilogue && pw.requant.transposed) {
-      pw.requant.transposed(acc, rows_p, rows, nq, consts + m0, consts + M + m0, consts + 2 * M + m0,
+      pw.requant.transposed(acc, t.rows_p, t.rows, t.nq, consts + t.m0, consts + M + t.m0, consts + 2 * M + t.m0,
                             static_cast<int32_t>(rq.r.lo - rq.zy), static_cast<int32_t>(rq.r.hi - rq.zy),
                             static_cast<int32_t>(rq.zy), out, Q, static_cast<int>(sizeof(T)));
       return;
     }
-    int32_t* row = task_buffer<int32_t, __LINE__>(static_cast<size_t>(nq));
-    for (int64_t mi = 0; mi < rows; ++mi) {
-      for (int64_t j = 0; j < nq; ++j) row[j] = acc[j * rows_p + mi];
-      requant_store(rq, pw.requant, m0 + mi, in.zu * pw.w8_sum[static_cast<size_t>(m0 + mi)], row, nq, out + mi * Q);
+    int32_t* row = task_buffer<int32_t, __LINE__>(static_cast<size_t>(t.nq));
+    for (int64_t mi = 0; mi < t.rows; ++mi) {
+      for (int64_t j = 0; j < t.nq; ++j) row[j] = acc[j * t.rows_p + mi];
+      requant_store(rq, pw.requant, t.m0 + mi, in.zu * pw.w8_sum[static_cast<size_t>(t.m0 + mi)], row, t.nq,
+                    out + mi * Q);
     }
   });
 }

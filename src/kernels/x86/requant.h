@@ -56,6 +56,15 @@ void requant_transposed_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, 
                                    const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z,
                                    void* out, int64_t ldo, int out_bytes);
 
+// The same for a wide layer on the two byte planes of 16-bit codes (the pixel form's sums of
+// each, position-major): a = 2^8 hi[i lds + j] + lo[i lds + j] + bias[j] in int64, then (13) as
+// requant_row_s64_avx512 computes it with per-channel m[j] and n[j], stored channel-major as
+// codes of out_bytes (1 or 2) bytes. Requires, per channel, |a| < 2^62, 0 < m[j] < 2^31,
+// 33 <= n[j] <= 93, lo_z and hi_z within +-2^62, and results within the output type's range.
+void requant_transposed_planes_avx512(const int32_t* hi, const int32_t* lo, int64_t lds, int64_t nj, int64_t ni,
+                                      const int64_t* bias, const int64_t* m, const int64_t* n, int64_t lo_z,
+                                      int64_t hi_z, int64_t z, void* out, int64_t ldo, int out_bytes);
+
 // (5) for float32 inputs (quantize_avx2.cc, AVX2): out[i] = SAT_[lo, hi](R(x[i] / scale) + z)
 // exactly as fx::quantize, for i < count rounded down to 4; returns how many it did. Requires
 // lo, hi and z within int32 (8/16-bit codes).

@@ -135,25 +135,42 @@ inline void transpose_rows(__m128i* x) {
     for (int i = 0; i < R; ++i) x[i] = t[i];
   }
 }
-}  // namespace
 
-void requant_transposed_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
-                                   const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z,
-                                   void* out, int64_t ldo, int out_bytes) {
-  // Blocks of sixteen channels by 16 (8-bit codes) or 8 (16-bit) positions: one row of codes a
-  // position, transposed in registers, one store a channel (masked past nj and ni).
+// (13) as requant_row_s64_avx512 computes it (wide_sums_avx512.cc's comment), with the constants
+// of eight channels in the 64-bit lanes (lanes past the mask: m = 0, n = 33).
+struct LaneRequant64 {
+  __m512i vb, vm, vk, half, lo, hi, vz;
+  LaneRequant64(__mmask8 k, const int64_t* bias, const int64_t* m, const int64_t* n, int64_t lo_z, int64_t hi_z, int64_t z)
+      : vb(_mm512_maskz_loadu_epi64(k, bias)), vm(_mm512_maskz_loadu_epi64(k, m)),
+        vk(_mm512_sub_epi64(_mm512_mask_loadu_epi64(_mm512_set1_epi64(33), k, n), _mm512_set1_epi64(32))),
+        half(_mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_sub_epi64(vk, _mm512_set1_epi64(1)))),
+        lo(_mm512_set1_epi64(lo_z)), hi(_mm512_set1_epi64(hi_z)), vz(_mm512_set1_epi64(z)) {}
+  __m512i operator()(__m512i s) const {
+    const __m512i a = _mm512_add_epi64(s, vb);
+    const __m512i p1 = _mm512_mul_epi32(_mm512_srai_epi64(a, 32), vm);  // ah m
+    const __m512i p0 = _mm512_mul_epu32(a, vm);                          // al m
+    const __m512i h = _mm512_add_epi64(p1, _mm512_srli_epi64(p0, 32));
+    const __m512i v = _mm512_srav_epi64(_mm512_add_epi64(h, half), vk);
+    return _mm512_add_epi64(_mm512_min_epi64(_mm512_max_epi64(v, lo), hi), vz);
+  }
+};
+
+// Channel-major codes from position-major rows: per block of sixteen channels j (mask k),
+// row = make(j, k), and row(p) the sixteen channels' codes of position p in int32 lanes; blocks of
+// 16 (8-bit codes) or 8 (16-bit) positions are transposed in registers, one store a channel
+// (masked past nj and ni).
+template <class Make>
+void store_transposed(int64_t nj, int64_t ni, void* out, int64_t ldo, int out_bytes, Make make) {
   const int R = out_bytes == 1 ? 16 : 8;
   for (int64_t j = 0; j < nj; j += 16) {
     const int64_t cj = std::min<int64_t>(16, nj - j);
     const __mmask16 k = static_cast<__mmask16>(cj == 16 ? 0xFFFF : (1u << cj) - 1);
-    const LaneRequant rq(k, bias + j, m + j, n + j, lo_z, hi_z, z);
+    const auto row = make(j, k);
     for (int64_t i = 0; i < ni; i += R) {
       const int64_t ci = std::min<int64_t>(R, ni - i);
       __m128i x[16], y[16];  // x: positions (8-bit: 16 channels' codes; 16-bit: channels 0-7), y: channels 8-15
       for (int r = 0; r < R; ++r) {
-        const int32_t* src = sum + (i + r) * lds + j;
-        __m512i v = r >= ci ? _mm512_setzero_si512()
-                    : rq(cj == 16 ? _mm512_loadu_si512(src) : _mm512_maskz_loadu_epi32(k, src));
+        __m512i v = r >= ci ? _mm512_setzero_si512() : row(i + r);
         if (out_bytes == 1) {
           x[r] = _mm512_cvtepi32_epi8(v);
         } else {
@@ -185,6 +202,37 @@ void requant_transposed_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, 
       }
     }
   }
+}
+}  // namespace
+
+void requant_transposed_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,
+                                   const int32_t* m, const int32_t* n, int32_t lo_z, int32_t hi_z, int32_t z,
+                                   void* out, int64_t ldo, int out_bytes) {
+  store_transposed(nj, ni, out, ldo, out_bytes, [&](int64_t j, __mmask16 k) {
+    const bool whole = k == 0xFFFF;
+    return [rq = LaneRequant(k, bias + j, m + j, n + j, lo_z, hi_z, z), src = sum + j, lds, k, whole](int64_t p) {
+      return rq(whole ? _mm512_loadu_si512(src + p * lds) : _mm512_maskz_loadu_epi32(k, src + p * lds));
+    };
+  });
+}
+
+void requant_transposed_planes_avx512(const int32_t* hi, const int32_t* lo, int64_t lds, int64_t nj, int64_t ni,
+                                      const int64_t* bias, const int64_t* m, const int64_t* n, int64_t lo_z,
+                                      int64_t hi_z, int64_t z, void* out, int64_t ldo, int out_bytes) {
+  store_transposed(nj, ni, out, ldo, out_bytes, [&](int64_t j, __mmask16 k) {
+    const auto k0 = static_cast<__mmask8>(k), k1 = static_cast<__mmask8>(k >> 8);
+    return [r0 = LaneRequant64(k0, bias + j, m + j, n + j, lo_z, hi_z, z),
+            r1 = LaneRequant64(k1, bias + j + 8, m + j + 8, n + j + 8, lo_z, hi_z, z), h = hi + j, l = lo + j, lds,
+            k](int64_t p) {
+      const __m512i vh = _mm512_maskz_loadu_epi32(k, h + p * lds), vl = _mm512_maskz_loadu_epi32(k, l + p * lds);
+      auto wide = [](__m256i a, __m256i b) {  // 2^8 a + b in int64 lanes
+        return _mm512_add_epi64(_mm512_slli_epi64(_mm512_cvtepi32_epi64(a), 8), _mm512_cvtepi32_epi64(b));
+      };
+      const __m512i c0 = r0(wide(_mm512_castsi512_si256(vh), _mm512_castsi512_si256(vl)));
+      const __m512i c1 = r1(wide(_mm512_extracti64x4_epi64(vh, 1), _mm512_extracti64x4_epi64(vl, 1)));
+      return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(c0)), _mm512_cvtepi64_epi32(c1), 1);
+    };
+  });
 }
 
 void requant_channels_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, int64_t ni, const int32_t* bias,

@@ -106,13 +106,14 @@ Case random_wide_depthwise(uint32_t seed) {
 // A 2-D 16-bit conv deep enough that the pairs kernel (conv_implicit_s16) sums several int32
 // blocks of k (16-bit weights: 256 k per block): 20-70 input channels, 3x3 to 5x5 windows,
 // strides, dilations, pads, groups; 16-bit weights near full scale (or 8-bit ones, one block).
-Case deep_conv16(uint32_t seed, int64_t wmax) {
+// wide: 64-100 output channels, one group (the VNNI pixel form's layers).
+Case deep_conv16(uint32_t seed, int64_t wmax, bool wide = false) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   test::ConvSpec spec;
-  spec.group = pick(0, 3) == 0 ? 2 : 1;
+  spec.group = pick(0, 3) == 0 && !wide ? 2 : 1;
   spec.x = {pick(1, 2), pick(20, 70) * spec.group};
-  spec.M = pick(1, 14) * spec.group;
+  spec.M = wide ? pick(64, 100) : pick(1, 14) * spec.group;
   for (int i = 0; i < 2; ++i) {
     int64_t k = pick(3, 5);
     spec.kernel.push_back(k);
@@ -505,10 +506,19 @@ Case worst_case_conv16(uint32_t seed) {
 TEST(GemmS16, PairsBlocksHoldTheWorstCaseSums) { check_every_isa(worst_case_conv16, 17000, 6); }
 
 // 16-bit codes with int8 weights (a --params8 layer): on VNNI the codes' byte planes run on the
-// quads kernel (PackedWeights::byte_planes). Random deep convs (groups, strides, dilations, pads,
-// any zero point), and a worst case: every code 65535 or 0 (u's bytes both 255 or both 0, by
-// column) against rows of +127 and -128, 24-201 channels, one unit of the sum one output code.
+// quads kernel (PackedWeights::byte_planes), or its pixel form with the int64 transposed epilogue
+// for layers of 64 channels or more. Random deep convs (groups, strides, dilations, pads, any zero
+// point; a quarter of them 64-100 channels wide, some of those with shifts below 33, which the
+// vector epilogue does not take), and a worst case: every code 65535 or 0 (u's bytes both 255 or
+// both 0, by column) against rows of +127 and -128, 24-201 channels.
 Case random_deep_conv16_w8(uint32_t seed) {
+  if (seed % 4 == 1) {
+    Case c = deep_conv16(seed, 127, true);
+    auto& p = c.op.as<params::Conv>();
+    if (seed % 3 == 0)
+      for (int64_t m = 0; m < p.shift.numel(); m += 7) p.shift.data<int64_t>()[m] = 32;
+    return c;
+  }
   if (seed % 4) return deep_conv16(seed, 127);
   std::mt19937 rng(seed);
   Case c = worst_case_conv16(seed);
@@ -531,7 +541,8 @@ TEST(GemmS16, SixteenBitCodesWithInt8WeightsRunOnTheQuadsKernelBitExactly) {
   std::map<std::string, int> used = check_every_isa(random_deep_conv16_w8, 31000, 60);
   for (const auto& [kernel, n] : used) std::printf("[ kernel ] %s: %d layers\n", kernel.c_str(), n);
   if (xk::gemm_u8s8_for("avx512vnni") && !std::getenv("FIXPOINT_TEST_SEED")) {
-    EXPECT_GT(used["gemm_u8s8s32_avx512vnni"], 50) << "16-bit codes with int8 weights on the byte planes";
+    EXPECT_GT(used["gemm_u8s8s32_avx512vnni"], 30) << "16-bit codes with int8 weights on the byte planes";
+    EXPECT_GT(used["gemm_u8s8s32_6px64c_avx512vnni"], 10) << "the wide layers on the pixel form";
   }
 }
 
