@@ -23,7 +23,7 @@ namespace fixpoint::fk {
 namespace {
 #include "maxpool_rows_impl.h"
 
-// The plane loop for T on `isa` and plane g (maxpool_rows.h: floats per ISA; 8-bit codes the
+// The plane loop for T on `isa` and plane g (maxpool_rows.h: floats per ISA; 8- and 16-bit codes the
 // AVX-512 3 x 3 stride-2 loop where it applies; else the baseline's).
 template <typename T>
 PoolPlaneFn<T> plane_fn(const std::string& isa, const PoolPlane& g) {
@@ -31,13 +31,15 @@ PoolPlaneFn<T> plane_fn(const std::string& isa, const PoolPlane& g) {
     if (isa == "avx512vnni") return kPoolPlaneF32Avx512;
     if (isa == "avx2") return kPoolPlaneF32Avx2;
   }
-  if constexpr (sizeof(T) == 1) {
+  if constexpr (std::is_integral_v<T> && sizeof(T) <= 2) {
     const bool stem = g.KH == 3 && g.KW == 3 && g.sy == 2 && g.sx == 2 && g.dh == 1 && g.dw == 1 && g.pt >= 0 &&
                       g.pt <= 1 && g.pl >= 0 && g.pl <= 1 && g.W <= kPool3x3s2MaxWidth &&
                       2 * g.OW + 2 <= kPool3x3s2MaxWidth + 64;
     if (isa == "avx512vnni" && stem) {
-      if constexpr (std::is_signed_v<T>) return kPoolPlane3x3s2S8Avx512;
-      else return kPoolPlane3x3s2U8Avx512;
+      if constexpr (std::is_same_v<T, int8_t>) return kPoolPlane3x3s2S8Avx512;
+      if constexpr (std::is_same_v<T, uint8_t>) return kPoolPlane3x3s2U8Avx512;
+      if constexpr (std::is_same_v<T, int16_t>) return kPoolPlane3x3s2S16Avx512;
+      if constexpr (std::is_same_v<T, uint16_t>) return kPoolPlane3x3s2U16Avx512;
     }
   }
   return pool_plane<T>;

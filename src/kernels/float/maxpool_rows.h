@@ -23,10 +23,12 @@ using PoolPlaneFn = void (*)(const PoolPlane& g, const T* x, T* y, T* buf);
 extern const PoolPlaneFn<float> kPoolPlaneF32Avx2;    // maxpool_rows_avx2.cc (-mavx2)
 extern const PoolPlaneFn<float> kPoolPlaneF32Avx512;  // maxpool_rows_avx512.cc (-mavx512f)
 
-// 8-bit codes, window 3 x 3, stride 2, no dilation, leading pads 0 or 1, at most this many input
+// 8- or 16-bit codes, window 3 x 3, stride 2, no dilation, leading pads 0 or 1, at most this many input
 // columns and 2 OW + 2 <= it + 64 (maxpool_codes_avx512.cc, AVX-512BW; the caller checks).
 constexpr int64_t kPool3x3s2MaxWidth = 2048;
 extern const PoolPlaneFn<uint8_t> kPoolPlane3x3s2U8Avx512;
 extern const PoolPlaneFn<int8_t> kPoolPlane3x3s2S8Avx512;
+extern const PoolPlaneFn<uint16_t> kPoolPlane3x3s2U16Avx512;
+extern const PoolPlaneFn<int16_t> kPoolPlane3x3s2S16Avx512;
 
 }  // namespace fixpoint::fk

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fixpoint/cpu_isa.h"
+#include "fixpoint/fixedpoint.h"
 #include "fixpoint/runtime.h"
 #include "kernels/float/fast_float_ops.h"
 
@@ -90,10 +91,10 @@ TEST(MaxPoolFast, MatchesReferenceBitExactly) {
   }
 }
 
-// A 2-D 3 x 3 stride-2 window on 8-bit codes, leading pads 0 or 1 (ResNet's stem MaxPool; the
-// AVX-512 loop of maxpool_codes_avx512.cc): rows 1-40, widths 1-200 (one or several 64-code
-// steps and 32-output stores, with tails), trailing pads, ceil_mode, codes at the ends of the
-// type's range, uint8 and int8.
+// A 2-D 3 x 3 stride-2 window on 8- and 16-bit codes, leading pads 0 or 1 (ResNet's stem MaxPool;
+// the AVX-512 loop of maxpool_codes_avx512.cc): rows 1-40, widths 1-200 (one or several 64-byte
+// steps and 32- or 16-output stores, with tails), trailing pads, ceil_mode, codes at the ends of
+// the type's range, uint8, int8, uint16 and int16.
 TEST(MaxPoolFast, StemWindowOnCodesMatchesReference) {
   uint32_t first = 5000, count = 200;
   if (const char* s = std::getenv("FIXPOINT_TEST_SEED")) first = static_cast<uint32_t>(std::strtoul(s, nullptr, 10)), count = 1;
@@ -103,9 +104,11 @@ TEST(MaxPoolFast, StemWindowOnCodesMatchesReference) {
     Node n = maxpool_node(cat("stem_maxpool_seed_", seed), {3, 3}, {2, 2}, {1, 1},
                           {pick(0, 1), pick(0, 1), pick(0, 1), pick(0, 1)});
     if (pick(0, 3) == 0) n.attrs["ceil_mode"] = Attribute::of_int(1);
-    const bool s8 = pick(0, 1);
-    Tensor x(s8 ? DType::Int8 : DType::UInt8, {pick(1, 2), pick(1, 3), pick(3, 40), pick(3, 200)});
-    const int64_t lo = s8 ? -128 : 0, hi = s8 ? 127 : 255;
+    const DType types[] = {DType::Int8, DType::UInt8, DType::Int16, DType::UInt16};
+    const DType t = types[pick(0, 3)];
+    Tensor x(t, {pick(1, 2), pick(1, 3), pick(3, 40), pick(3, 200)});
+    const fx::Range r = fx::range_of(t);
+    const int64_t lo = r.lo, hi = r.hi;
     for (int64_t i = 0; i < x.numel(); ++i)
       x.set_f64(i, static_cast<double>(pick(0, 3) == 0 ? (pick(0, 1) ? lo : hi) : pick(lo, hi)));
     expect_reference_bits(n, x);
