@@ -356,8 +356,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     const int8_t* src = w.data<int8_t>();
     for (int64_t m = 0; m < pw->rows; ++m)
       for (int64_t k = 0; k < pw->K; ++k) pw->w_sum64[static_cast<size_t>(m)] += src[m * pw->K + k];
-    // The pixel form's epilogue sums in int64 lanes: wide layers (ResNet-18's all but conv1).
-    pw->pixels = qref::weighted(op).wide && pixel_form_applies(op, *u8, pw->rows, pw->K);
+    pw->pixels = pixel_form_applies(op, *u8, pw->rows, pw->K);
     if (pw->pixels) pw->w8 = pack_pixel_rows(pw->w8, pw->rows, pw->Kp);
     return pw;
   }

@@ -716,9 +716,10 @@ void for_each_pixel_task(qref::QContext& c, const ref::ConvGeometry& geo, const 
   });
 }
 
-// The pixel form on the byte planes of 16-bit codes (pw.byte_planes, a wide layer): each task's
-// two position-major sums, then (13) of 2^8 hi + lo + bias - z_u sum w in int64 lanes
-// (requant_transposed_planes_avx512) where every channel meets its conditions, else the
+// The pixel form on the byte planes of 16-bit codes (pw.byte_planes): each task's two
+// position-major sums, then (13) of 2^8 hi + lo + bias - z_u sum w: a wide layer's in int64 lanes
+// (requant_transposed_planes_avx512), a non-wide one's mod 2^32 in int32 lanes (its accumulator
+// is within int32: _planes_s32_), where every channel meets their conditions, else the
 // reference's RQ per output.
 template <typename T>
 void conv_pixels_planes(qref::QContext& c, const PackedWeights& pw, const ref::ConvGeometry& geo, const WordPlanes& qp,
@@ -726,17 +727,25 @@ void conv_pixels_planes(qref::QContext& c, const PackedWeights& pw, const ref::C
   const qref::ChannelRequant rq(c);
   const int64_t M = geo.M, Q = geo.w3.out[1] * geo.w3.out[2];
   constexpr int64_t k61 = int64_t{1} << 61, k62 = int64_t{1} << 62;
-  // Per channel (the caller thread's buffer): the bias with the z_u term, m and n.
+  // Per channel (the caller thread's buffers): the bias with the z_u term, m and n, in int64 and
+  // (non-wide layers) int32.
   int64_t* k64 = task_buffer<int64_t, __LINE__>(static_cast<size_t>(3 * M));
+  int32_t* k32 = task_buffer<int32_t, __LINE__>(static_cast<size_t>(3 * M));
   const int64_t lo_z = rq.r.lo - rq.zy, hi_z = rq.r.hi - rq.zy;
-  bool vec = rq.wide && sizeof(T) <= 2 && lo_z >= -k62 && hi_z < k62;
+  auto fits32 = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+  bool vec = sizeof(T) <= 2 && lo_z >= -k62 && hi_z < k62;
+  const bool narrow = !rq.wide && fits32(lo_z) && fits32(hi_z) && fits32(rq.zy);
   for (int64_t m = 0; m < M; ++m) {
     const int64_t b = k64[m] = rq.bias[m] - in.zu * pw.w_sum64[static_cast<size_t>(m)];
     k64[M + m] = rq.mult[m];
     k64[2 * M + m] = rq.shift[m];
-    // |sum| < 2^16 2^7 K < 2^61 for any K the GEMM path takes (gemm_path_applies: K < 2^16).
-    vec = vec && b > -k61 && b < k61 && rq.mult[m] > 0 && rq.mult[m] < (int64_t{1} << 31) && rq.shift[m] >= 33 &&
-          rq.shift[m] <= 93;
+    k32[m] = static_cast<int32_t>(static_cast<uint32_t>(b));  // mod 2^32
+    k32[M + m] = static_cast<int32_t>(rq.mult[m]);
+    k32[2 * M + m] = static_cast<int32_t>(rq.shift[m]);
+    const bool m31 = rq.mult[m] > 0 && rq.mult[m] < (int64_t{1} << 31);
+    // Wide: |sum| < 2^16 2^7 K < 2^61 for any K the GEMM path takes (gemm_path_applies: K < 2^16).
+    vec = vec && m31 &&
+          (narrow ? rq.shift[m] >= 1 && rq.shift[m] <= 62 : rq.wide && b > -k61 && b < k61 && rq.shift[m] >= 33 && rq.shift[m] <= 93);
   }
   for_each_pixel_task(c, geo, qp, [&](const PixelTask& t) {
     int32_t* hi = task_buffer<int32_t, __LINE__>(static_cast<size_t>(t.nq * t.rows_p));
@@ -744,6 +753,10 @@ void conv_pixels_planes(qref::QContext& c, const PackedWeights& pw, const ref::C
     t.sums(pw, qp, in.hi, hi);
     t.sums(pw, qp, in.lo, lo);
     T* out = yp + (t.b * M + t.m0) * Q + t.q0;
+    if (vec && narrow)
+      return requant_transposed_planes_s32_avx512(hi, lo, t.rows_p, t.rows, t.nq, k32 + t.m0, k32 + M + t.m0,
+                                                  k32 + 2 * M + t.m0, static_cast<int32_t>(lo_z), static_cast<int32_t>(hi_z),
+                                                  static_cast<int32_t>(rq.zy), out, Q, static_cast<int>(sizeof(T)));
     if (vec)
       return requant_transposed_planes_avx512(hi, lo, t.rows_p, t.rows, t.nq, k64 + t.m0, k64 + M + t.m0,
                                               k64 + 2 * M + t.m0, lo_z, hi_z, rq.zy, out, Q, static_cast<int>(sizeof(T)));

@@ -64,6 +64,12 @@ void requant_transposed_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, 
 void requant_transposed_planes_avx512(const int32_t* hi, const int32_t* lo, int64_t lds, int64_t nj, int64_t ni,
                                       const int64_t* bias, const int64_t* m, const int64_t* n, int64_t lo_z,
                                       int64_t hi_z, int64_t z, void* out, int64_t ldo, int out_bytes);
+// The same for a non-wide layer, whose accumulator a is within int32 (§4): a = 2^8 hi + lo + bias
+// computed mod 2^32 (bias[j] the channel's bias with the z_u term, mod 2^32), which is a itself,
+// then (13) as requant_transposed_s32_avx512, with its requirements on m, n, lo_z and hi_z.
+void requant_transposed_planes_s32_avx512(const int32_t* hi, const int32_t* lo, int64_t lds, int64_t nj, int64_t ni,
+                                          const int32_t* bias, const int32_t* m, const int32_t* n, int32_t lo_z,
+                                          int32_t hi_z, int32_t z, void* out, int64_t ldo, int out_bytes);
 
 // (5) for float32 inputs (quantize_avx2.cc, AVX2): out[i] = SAT_[lo, hi](R(x[i] / scale) + z)
 // exactly as fx::quantize, for i < count rounded down to 4; returns how many it did. Requires

@@ -216,6 +216,17 @@ void requant_transposed_s32_avx512(const int32_t* sum, int64_t lds, int64_t nj, 
   });
 }
 
+void requant_transposed_planes_s32_avx512(const int32_t* hi, const int32_t* lo, int64_t lds, int64_t nj, int64_t ni,
+                                          const int32_t* bias, const int32_t* m, const int32_t* n, int32_t lo_z,
+                                          int32_t hi_z, int32_t z, void* out, int64_t ldo, int out_bytes) {
+  store_transposed(nj, ni, out, ldo, out_bytes, [&](int64_t j, __mmask16 k) {
+    return [rq = LaneRequant(k, bias + j, m + j, n + j, lo_z, hi_z, z), h = hi + j, l = lo + j, lds, k](int64_t p) {
+      return rq(_mm512_add_epi32(_mm512_slli_epi32(_mm512_maskz_loadu_epi32(k, h + p * lds), 8),
+                                 _mm512_maskz_loadu_epi32(k, l + p * lds)));  // 2^8 hi + lo, mod 2^32
+    };
+  });
+}
+
 void requant_transposed_planes_avx512(const int32_t* hi, const int32_t* lo, int64_t lds, int64_t nj, int64_t ni,
                                       const int64_t* bias, const int64_t* m, const int64_t* n, int64_t lo_z,
                                       int64_t hi_z, int64_t z, void* out, int64_t ldo, int out_bytes) {

@@ -106,13 +106,14 @@ Case random_wide_depthwise(uint32_t seed) {
 // A 2-D 16-bit conv deep enough that the pairs kernel (conv_implicit_s16) sums several int32
 // blocks of k (16-bit weights: 256 k per block): 20-70 input channels, 3x3 to 5x5 windows,
 // strides, dilations, pads, groups; 16-bit weights near full scale (or 8-bit ones, one block).
-// wide: 64-100 output channels, one group (the VNNI pixel form's layers).
-Case deep_conv16(uint32_t seed, int64_t wmax, bool wide = false) {
+// wide: 64-100 output channels, one group (the VNNI pixel form's layers); shallow: 1-3 input
+// channels (with 8-bit weights, few enough k for an int32 accumulator: a non-wide layer).
+Case deep_conv16(uint32_t seed, int64_t wmax, bool wide = false, bool shallow = false) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   test::ConvSpec spec;
   spec.group = pick(0, 3) == 0 && !wide ? 2 : 1;
-  spec.x = {pick(1, 2), pick(20, 70) * spec.group};
+  spec.x = {pick(1, 2), shallow ? pick(1, 3) : pick(20, 70) * spec.group};
   spec.M = wide ? pick(64, 100) : pick(1, 14) * spec.group;
   for (int i = 0; i < 2; ++i) {
     int64_t k = pick(3, 5);
@@ -508,13 +509,20 @@ TEST(GemmS16, PairsBlocksHoldTheWorstCaseSums) { check_every_isa(worst_case_conv
 // 16-bit codes with int8 weights (a --params8 layer): on VNNI the codes' byte planes run on the
 // quads kernel (PackedWeights::byte_planes), or its pixel form with the int64 transposed epilogue
 // for layers of 64 channels or more. Random deep convs (groups, strides, dilations, pads, any zero
-// point; a quarter of them 64-100 channels wide, some of those with shifts below 33, which the
-// vector epilogue does not take), and a worst case: every code 65535 or 0 (u's bytes both 255 or
+// point; a quarter of them 64-100 channels wide, half of those non-wide layers of 1-3 input
+// channels (int32 accumulators), some with shifts below 33, which the wide vector epilogue does
+// not take), and a worst case: every code 65535 or 0 (u's bytes both 255 or
 // both 0, by column) against rows of +127 and -128, 24-201 channels.
 Case random_deep_conv16_w8(uint32_t seed) {
   if (seed % 4 == 1) {
-    Case c = deep_conv16(seed, 127, true);
+    const bool shallow = seed % 8 == 5;
+    Case c = deep_conv16(seed, 127, true, shallow);
     auto& p = c.op.as<params::Conv>();
+    if (shallow) {  // K <= 75: K 65535 128 + |bias| < 2^31, an int32 accumulator (§4)
+      EXPECT_LE(p.weight.numel() / p.weight.dim(0), 75);
+      p.wide = false;
+      for (int64_t m = 0; m < p.bias.numel(); ++m) p.bias.data<int64_t>()[m] %= int64_t{1} << 20;
+    }
     if (seed % 3 == 0)
       for (int64_t m = 0; m < p.shift.numel(); m += 7) p.shift.data<int64_t>()[m] = 32;
     return c;
