@@ -17,6 +17,7 @@ ROWS = {
     "int8": dict(bits=8),
     "int16": dict(bits=16),
     "int16-headroom1": dict(bits=16, headroom16=1.0),
+    "int16w8": dict(bits=16, params8=["*"]),  # 16-bit activations, 8-bit weights
     "auto-mixed": dict(bits=8, auto_mixed=1.25),
     "range-search": dict(bits=8, range_search=True),
     "adaptive-rounding": dict(bits=8, adaptive_rounding=True),

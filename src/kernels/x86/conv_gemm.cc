@@ -347,7 +347,8 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
   }
   bool depthwise = is_depthwise(op);
   const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
-  if (u8 && is_16bit(in_type) && w.dtype() == DType::Int8 && !depthwise && implicit_conv_applies(op, *u8)) {
+  if (u8 && u8->quads && is_16bit(in_type) && w.dtype() == DType::Int8 && !depthwise &&
+      (implicit_conv_applies(op, *u8) || (w.rank() == 2 && op.is<params::MatMul>()))) {
     // 16-bit codes, int8 weights: the codes' byte planes on the quads kernel (conv_implicit.cc).
     pw->u8 = u8;
     pw->implicit = pw->byte_planes = true;
@@ -356,7 +357,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     const int8_t* src = w.data<int8_t>();
     for (int64_t m = 0; m < pw->rows; ++m)
       for (int64_t k = 0; k < pw->K; ++k) pw->w_sum64[static_cast<size_t>(m)] += src[m * pw->K + k];
-    pw->pixels = pixel_form_applies(op, *u8, pw->rows, pw->K);
+    pw->pixels = op.is<params::Conv>() && pixel_form_applies(op, *u8, pw->rows, pw->K);
     if (pw->pixels) pw->w8 = pack_pixel_rows(pw->w8, pw->rows, pw->Kp);
     return pw;
   }
@@ -376,7 +377,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     pw->implicit = implicit_conv_applies(op, *u8);
     if (pw->implicit) {  // k in (channel quad, tap, channel % 4) order (conv_implicit.cc)
       pw->w8 = pack_conv_quads(w, pw->Kp);
-      pw->pixels = pixel_form_applies(op, *u8, pw->rows, pw->K);
+      pw->pixels = op.is<params::Conv>() && pixel_form_applies(op, *u8, pw->rows, pw->K);
       if (pw->pixels) pw->w8 = pack_pixel_rows(pw->w8, pw->rows, pw->Kp);
       return pw;
     }
@@ -785,7 +786,7 @@ void run_packed(qref::QContext& c, const PackedWeights& pw) {
     return run_conv_transpose(c, selected_isa(), pw.transpose.a.empty() ? nullptr : &pw.transpose);
   }
   if (c.op.is<params::Conv>()) return pw.pairs || pw.byte_planes ? conv_implicit_s16(c, pw) : pw.implicit ? conv_implicit_u8(c, pw) : conv_gemm(c, pw);
-  if (pw.pairs) return matmul_pairs(c, pw);
+  if (pw.pairs || pw.byte_planes) return matmul_pairs(c, pw);
   matmul_gemm(c, pw);
 }
 

@@ -25,6 +25,7 @@
 #include <emmintrin.h>  // SSE2 (x86-64 baseline): the byte planes of 16-bit codes
 
 #include <cstring>
+#include <type_traits>
 
 #include "../reference/common.h"
 #include "conv_epilogue.h"
@@ -356,19 +357,23 @@ struct BytePlanes {
   int64_t zu;  // the zero point of u (as PairInput's)
   uint8_t* bytes;  // both byte arrays, [high | low] (this thread's buffer)
   QuadInput hi, lo;
-  BytePlanes(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp)
-      : zu(c.in_q[0].zero_point + (c.in[0]->dtype() == DType::Int16 ? 32768 : 0)),
-        bytes(split_bytes(c)),
+  // The n codes xs (int16 or uint16: `type`, zero point z) in geo's input layout.
+  BytePlanes(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp, const uint16_t* xs, int64_t n,
+             DType type, int64_t z)
+      : zu(z + (type == DType::Int16 ? 32768 : 0)),
+        bytes(split_bytes(xs, n, type == DType::Int16 ? 0x8000 : 0, c.threads)),
         hi(c, geo, qp, bytes, zu >> 8),
-        lo(c, geo, qp, bytes + c.in[0]->numel(), zu & 255) {}
-  static uint8_t* split_bytes(qref::QContext& c) {
-    const Tensor& x = *c.in[0];
-    const uint16_t flip = x.dtype() == DType::Int16 ? 0x8000 : 0;
-    const int64_t n = x.numel(), chunk = 1 << 14;
+        lo(c, geo, qp, bytes + n, zu & 255) {}
+  // The op's input.
+  BytePlanes(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp)
+      : BytePlanes(c, geo, qp, static_cast<const uint16_t*>(c.in[0]->raw()), c.in[0]->numel(), c.in[0]->dtype(),
+                   c.in_q[0].zero_point) {}
+  static uint8_t* split_bytes(const uint16_t* xs, int64_t n, uint16_t flip, int threads) {
+    constexpr int64_t chunk = 1 << 14;
     uint8_t* b = task_buffer<uint8_t, __LINE__>(static_cast<size_t>(2 * n));
-    parallel_for(ceil_div(n, chunk), c.threads, [&](int64_t t) {  // (the quads kernel's ISA has AVX-512BW)
+    parallel_for(ceil_div(n, chunk), threads, [&](int64_t t) {  // (the quads kernel's ISA has AVX-512BW)
       const int64_t i = t * chunk;
-      split_bytes_avx512(static_cast<const uint16_t*>(x.raw()) + i, flip, std::min(chunk, n - i), b + i, b + n + i);
+      split_bytes_avx512(xs + i, flip, std::min(chunk, n - i), b + i, b + n + i);
     });
     return b;
   }
@@ -849,23 +854,33 @@ void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
   geo.w3 = ref::Window{{1, 1, rows}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}, {1, 1, rows}};
   geo.ks = 1;
   geo.in_plane = geo.out_plane = rows;
+  qref::ChannelRequant rq(c);
+  // Each task's int64 sums (Tile on Input), (13) per channel, then its codes down the rows.
+  auto run = [&](const WordPlanes& qp, auto& in, auto tile_type) {
+    using Tile = typename decltype(tile_type)::type;
+    const ImplicitTasks tasks(1, qp.Wq, N);
+    qref::visit_int(y.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      T* yp = y.data<T>();
+      parallel_for(tasks.count, c.threads, [&](int64_t task) {
+        const Tile tile(tasks, task, in, qp, pw, 1, N);
+        for (int64_t mi = 0; mi < tile.rows; ++mi) {
+          int64_t m = tile.r0 + mi;
+          int64_t* s = tile.sum + mi * tile.np;
+          requant_wide_in_place(rq, pw.requant64, m, rq.bias[m] - in.zu * pw.w_sum64[static_cast<size_t>(m)], s, tile.np);
+          for (int64_t i = 0; i < std::min(tile.nq, rows - tile.p0); ++i) yp[(tile.p0 + i) * N + m] = static_cast<T>(s[i]);
+        }
+      });
+    });
+  };
+  if (pw.byte_planes) {  // int8 weights: the codes' byte planes on the quads kernel
+    WordPlanes qp(geo, ceil_div(K, 4));
+    BytePlanes in(c, geo, qp, xt, K * rows, x.dtype(), c.in_q[0].zero_point);
+    return run(qp, in, std::type_identity<PlaneTile>{});
+  }
   WordPlanes qp(geo, ceil_div(K, 2));
   PairInput in(geo, qp, xt, x.dtype(), c.in_q[0].zero_point, c.threads);
-  qref::ChannelRequant rq(c);
-  const ImplicitTasks tasks(1, qp.Wq, N);
-  qref::visit_int(y.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    T* yp = y.data<T>();
-    parallel_for(tasks.count, c.threads, [&](int64_t task) {
-      const PairTile tile(tasks, task, in, qp, pw, 1, N);
-      for (int64_t mi = 0; mi < tile.rows; ++mi) {  // (13) per channel, then its codes down the rows
-        int64_t m = tile.r0 + mi;
-        int64_t* s = tile.sum + mi * tile.np;
-        requant_wide_in_place(rq, pw.requant64, m, rq.bias[m] - in.zu * pw.w_sum64[static_cast<size_t>(m)], s, tile.np);
-        for (int64_t i = 0; i < std::min(tile.nq, rows - tile.p0); ++i) yp[(tile.p0 + i) * N + m] = static_cast<T>(s[i]);
-      }
-    });
-  });
+  run(qp, in, std::type_identity<PairTile>{});
 }
 
 namespace {

@@ -195,14 +195,17 @@ Case random_matmul(uint32_t seed) {
   return test::make_matmul_case(xs, N, cat("matmul_seed_", seed), rng);
 }
 
-// A 16-bit Gemm/MatMul layer (byte planes): 16-bit codes, 16-bit or 8-bit weights, K up to 3000.
-Case random_matmul16(uint32_t seed) {
+// A 16-bit Gemm/MatMul layer (byte planes): 16-bit codes, 16-bit or 8-bit weights (w8: always
+// 8-bit, and half the time a classifier head of 100-400 channels), K up to 3000.
+Case matmul16(uint32_t seed, bool w8) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-  int64_t K = pick(1, 3000), N = pick(1, 24);
+  int64_t K = pick(1, 3000), N = w8 && seed % 2 ? pick(100, 400) : pick(1, 24);
   Shape xs = {pick(1, 2), pick(1, 40), K};
-  return test::make_matmul_case(xs, N, cat("matmul16_seed_", seed), rng, pick(0, 2) ? 32767 : 127, true);
+  return test::make_matmul_case(xs, N, cat("matmul16_seed_", seed), rng, w8 || !pick(0, 2) ? 127 : 32767, true);
 }
+Case random_matmul16(uint32_t seed) { return matmul16(seed, false); }
+Case random_matmul16_w8(uint32_t seed) { return matmul16(seed, true); }
 
 // The layer on the reference kernel (isa empty) or on `isa`'s optimized path: Conv and MatMul
 // with their weights packed as the runtime packs them (the u8 x s8 GEMM for 8-bit codes and
@@ -551,6 +554,10 @@ TEST(GemmS16, SixteenBitCodesWithInt8WeightsRunOnTheQuadsKernelBitExactly) {
   if (xk::gemm_u8s8_for("avx512vnni") && !std::getenv("FIXPOINT_TEST_SEED")) {
     EXPECT_GT(used["gemm_u8s8s32_avx512vnni"], 30) << "16-bit codes with int8 weights on the byte planes";
     EXPECT_GT(used["gemm_u8s8s32_6px64c_avx512vnni"], 10) << "the wide layers on the pixel form";
+  }
+  used = check_every_isa(random_matmul16_w8, 32000, 40);
+  if (xk::gemm_u8s8_for("avx512vnni") && !std::getenv("FIXPOINT_TEST_SEED")) {
+    EXPECT_EQ(used["gemm_u8s8s32_avx512vnni"], 40) << "16-bit MatMuls with int8 weights on the byte planes";
   }
 }
 
