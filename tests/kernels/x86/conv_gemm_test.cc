@@ -84,8 +84,9 @@ Case random_wide_conv(uint32_t seed) {
 Case random_conv16(uint32_t seed) { return random_conv_x(seed, true); }
 
 // A 2-D depthwise conv with rows of 16-90 output columns (several of the row kernel's 16-column
-// steps, and the last one partial) at strides 1-3, 8- or 16-bit codes.
-Case random_wide_depthwise(uint32_t seed) {
+// steps, and the last one partial) at strides 1-3, 8- or 16-bit codes (w8: 16-bit codes, int8
+// taps, a --params8 layer).
+Case wide_depthwise(uint32_t seed, bool w8) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   const int64_t groups = pick(1, 6);
@@ -99,9 +100,11 @@ Case random_wide_depthwise(uint32_t seed) {
   spec.pads = {pick(0, 2), pick(0, 3), pick(0, 2), pick(0, 3)};
   spec.x.push_back(reach(spec, 0, pick(1, 6)));
   spec.x.push_back(reach(spec, 1, pick(16, 90) * spec.strides[1]));
-  bool x16 = pick(0, 1);
-  return test::make_conv_case(spec, cat("wide_depthwise_seed_", seed), rng, x16 ? 32767 : 127, x16);
+  bool x16 = w8 || pick(0, 1);
+  return test::make_conv_case(spec, cat("wide_depthwise_seed_", seed), rng, x16 && !w8 ? 32767 : 127, x16);
 }
+Case random_wide_depthwise(uint32_t seed) { return wide_depthwise(seed, false); }
+Case random_depthwise16_w8(uint32_t seed) { return wide_depthwise(seed, true); }
 
 // A 2-D 16-bit conv deep enough that the pairs kernel (conv_implicit_s16) sums several int32
 // blocks of k (16-bit weights: 256 k per block): 20-70 input channels, 3x3 to 5x5 windows,
@@ -555,6 +558,7 @@ TEST(GemmS16, SixteenBitCodesWithInt8WeightsRunOnTheQuadsKernelBitExactly) {
     EXPECT_GT(used["gemm_u8s8s32_avx512vnni"], 30) << "16-bit codes with int8 weights on the byte planes";
     EXPECT_GT(used["gemm_u8s8s32_6px64c_avx512vnni"], 10) << "the wide layers on the pixel form";
   }
+  check_every_isa(random_depthwise16_w8, 33000, 60);  // depthwise layers: int8 taps on 16-bit codes
   used = check_every_isa(random_matmul16_w8, 32000, 40);
   if (xk::gemm_u8s8_for("avx512vnni") && !std::getenv("FIXPOINT_TEST_SEED")) {
     EXPECT_EQ(used["gemm_u8s8s32_avx512vnni"], 40) << "16-bit MatMuls with int8 weights on the byte planes";
