@@ -25,7 +25,6 @@
 #include <emmintrin.h>  // SSE2 (x86-64 baseline): the byte planes of 16-bit codes
 
 #include <cstring>
-#include <type_traits>
 
 #include "../reference/common.h"
 #include "conv_epilogue.h"
@@ -327,23 +326,6 @@ struct ImplicitTasks {
   }
 };
 
-// One task of a 16-bit layer on the pairs kernel, whose packed rows (pw: pack_conv_pairs) form
-// `groups` groups of rows_per_group: its (batch row, group) bg, virtual positions [p0, p0 + nq)
-// (np: nq padded to the kernel's width), rows [r0, r0 + rows) of its group, and their int64 sums
-// (PairInput::sums, rows x np).
-struct PairTile {
-  int64_t bg, p0, nq, r0, rows, np;
-  int64_t* sum;
-  PairTile(const ImplicitTasks& tasks, int64_t task, PairInput& in, const WordPlanes& qp, const PackedWeights& pw,
-           int64_t groups, int64_t rows_per_group) {
-    tasks.decode(task, bg, p0, nq, r0);
-    np = ceil_div(nq, pw.pairs->n_align) * pw.pairs->n_align;
-    rows = std::min(tasks.mb, rows_per_group - r0);
-    sum = in.sums(*pw.pairs, qp, bg, p0, pw.w16[0].data(), pw.rows, bg % groups * rows_per_group + r0, rows, np, pw.Kp,
-                  pw.kb);
-  }
-};
-
 // 16-bit codes with int8 weights on the u8 x s8 quads kernel (PackedWeights::byte_planes): the
 // codes' two byte planes as quad planes (QuadInput), each plane's sums exact in int32 (bytes in
 // [0, 255] times int8: 255 * 128 * K < 2^31, gemm_path_applies), added in int64 as
@@ -388,16 +370,30 @@ struct BytePlanes {
   }
 };
 
-// The same task's sums on the byte planes (pw.byte_planes; pw.w8: pack_conv_quads).
-struct PlaneTile {
+// One task of a 16-bit layer whose packed rows form `groups` groups of rows_per_group: its (batch
+// row, group) bg, virtual positions [p0, p0 + nq) (np: nq padded to the kernel's width), rows
+// [r0, r0 + rows) of its group, and their int64 sums (rows x np): on the pairs kernel (PairInput;
+// pw: pack_conv_pairs) or on the byte planes (BytePlanes; pw.byte_planes, pw.w8: pack_conv_quads).
+struct WideTile {
   int64_t bg, p0, nq, r0, rows, np;
   int64_t* sum;
-  PlaneTile(const ImplicitTasks& tasks, int64_t task, BytePlanes& in, const WordPlanes& qp, const PackedWeights& pw,
-            int64_t groups, int64_t rows_per_group) {
-    tasks.decode(task, bg, p0, nq, r0);
-    np = ceil_div(nq, pw.u8->n_align) * pw.u8->n_align;
-    rows = std::min(tasks.mb, rows_per_group - r0);
+  WideTile(const ImplicitTasks& tasks, int64_t task, PairInput& in, const WordPlanes& qp, const PackedWeights& pw,
+           int64_t groups, int64_t rows_per_group)
+      : WideTile(tasks, task, pw.pairs->n_align, rows_per_group) {
+    sum = in.sums(*pw.pairs, qp, bg, p0, pw.w16[0].data(), pw.rows, bg % groups * rows_per_group + r0, rows, np, pw.Kp,
+                  pw.kb);
+  }
+  WideTile(const ImplicitTasks& tasks, int64_t task, BytePlanes& in, const WordPlanes& qp, const PackedWeights& pw,
+           int64_t groups, int64_t rows_per_group)
+      : WideTile(tasks, task, pw.u8->n_align, rows_per_group) {
     sum = in.sums(*pw.u8, qp, bg, p0, pw.w8.data() + (bg % groups * rows_per_group + r0) * pw.Kp, rows, np, pw.Kp);
+  }
+
+ private:
+  WideTile(const ImplicitTasks& tasks, int64_t task, int64_t n_align, int64_t rows_per_group) {
+    tasks.decode(task, bg, p0, nq, r0);
+    np = ceil_div(nq, n_align) * n_align;
+    rows = std::min(tasks.mb, rows_per_group - r0);
   }
 };
 
@@ -667,7 +663,7 @@ bool conv_transpose_tiled_s16(qref::QContext& c, const PackedWeights& pw) {
     using T = decltype(tag);
     T* yp = y.data<T>();
     parallel_for(tasks.count, c.threads, [&](int64_t task) {
-      const PairTile tile(tasks, task, in, qp, pw, groups, R);
+      const WideTile tile(tasks, task, in, qp, pw, groups, R);
       int64_t b = tile.bg / groups, g = tile.bg % groups;
       for (int64_t ri = 0; ri < tile.rows; ++ri) {
         int64_t r = tile.r0 + ri, m = g * t.mg + r / ks, kh = r % ks / t.k[2], kw = r % ks % t.k[2];
@@ -773,9 +769,8 @@ void conv_pixels_planes(qref::QContext& c, const PackedWeights& pw, const ref::C
   });
 }
 
-// conv_implicit_s16 on the int64 sums of Tile (PairTile on in = PairInput, or PlaneTile on
-// BytePlanes) over the planes qp.
-template <class Tile, class Input>
+// conv_implicit_s16 on the int64 sums of WideTile (in: PairInput or BytePlanes) over the planes qp.
+template <class Input>
 void conv_wide_sums(qref::QContext& c, const PackedWeights& pw, const ref::ConvGeometry& geo, const WordPlanes& qp,
                     Input& in) {
   qref::ChannelRequant rq(c);
@@ -788,7 +783,7 @@ void conv_wide_sums(qref::QContext& c, const PackedWeights& pw, const ref::ConvG
     using T = decltype(tag);
     T* yp = y.data<T>();
     parallel_for(tasks.count, c.threads, [&](int64_t task) {
-      const Tile tile(tasks, task, in, qp, pw, group, mg);
+      const WideTile tile(tasks, task, in, qp, pw, group, mg);
       const int64_t p0 = tile.p0, nq = tile.nq, m0 = tile.r0, rows = tile.rows, np = tile.np;
       const int64_t b = tile.bg / group, g = tile.bg % group;
       int64_t* sum = tile.sum;
@@ -822,14 +817,14 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
   if (pw.byte_planes) {
     WordPlanes qp(geo, ceil_div(geo.cg, 4));
     BytePlanes in(c, geo, qp);
-    if (!pw.pixels) return conv_wide_sums<PlaneTile>(c, pw, geo, qp, in);
+    if (!pw.pixels) return conv_wide_sums(c, pw, geo, qp, in);
     FP_CHECK(geo.group == 1 && pw.u8->pixels, op.node.label(), ": packed weights do not fit the layer");
     Tensor& y = c.output(0, geo.out_shape, false);  // every element is written
     return qref::visit_int(y.dtype(), [&](auto tag) { conv_pixels_planes(c, pw, geo, qp, in, y.data<decltype(tag)>()); });
   }
   WordPlanes qp(geo, ceil_div(geo.cg, 2));
   PairInput in(c, geo, qp);
-  conv_wide_sums<PairTile>(c, pw, geo, qp, in);
+  conv_wide_sums(c, pw, geo, qp, in);
 }
 
 void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
@@ -855,15 +850,14 @@ void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
   geo.ks = 1;
   geo.in_plane = geo.out_plane = rows;
   qref::ChannelRequant rq(c);
-  // Each task's int64 sums (Tile on Input), (13) per channel, then its codes down the rows.
-  auto run = [&](const WordPlanes& qp, auto& in, auto tile_type) {
-    using Tile = typename decltype(tile_type)::type;
+  // Each task's int64 sums (WideTile on in), (13) per channel, then its codes down the rows.
+  auto run = [&](const WordPlanes& qp, auto& in) {
     const ImplicitTasks tasks(1, qp.Wq, N);
     qref::visit_int(y.dtype(), [&](auto tag) {
       using T = decltype(tag);
       T* yp = y.data<T>();
       parallel_for(tasks.count, c.threads, [&](int64_t task) {
-        const Tile tile(tasks, task, in, qp, pw, 1, N);
+        const WideTile tile(tasks, task, in, qp, pw, 1, N);
         for (int64_t mi = 0; mi < tile.rows; ++mi) {
           int64_t m = tile.r0 + mi;
           int64_t* s = tile.sum + mi * tile.np;
@@ -876,11 +870,11 @@ void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
   if (pw.byte_planes) {  // int8 weights: the codes' byte planes on the quads kernel
     WordPlanes qp(geo, ceil_div(K, 4));
     BytePlanes in(c, geo, qp, xt, K * rows, x.dtype(), c.in_q[0].zero_point);
-    return run(qp, in, std::type_identity<PlaneTile>{});
+    return run(qp, in);
   }
   WordPlanes qp(geo, ceil_div(K, 2));
   PairInput in(geo, qp, xt, x.dtype(), c.in_q[0].zero_point, c.threads);
-  run(qp, in, std::type_identity<PairTile>{});
+  run(qp, in);
 }
 
 namespace {
