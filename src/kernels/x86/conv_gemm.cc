@@ -307,7 +307,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
       Tensor rows = transpose_row_weights(p);
       if (!pairs || rows.empty_storage()) return nullptr;
       pw->pairs = pairs;
-      pw->requant64 = requant_row_s64_avx512;  // the pairs kernel's ISA has AVX-512F
+      pw->requant64 = requant_row_s64_avx512;  // the pairs kernel's ISA, avx512vnni
       pw->rows = rows.dim(0);
       pw->K = rows.dim(1);
       pw->w16 = {pack_conv_pairs(rows, pw->Kp, pw->kb, pw->w_sum64)};

@@ -80,8 +80,9 @@ int64_t quantize_row_f32_avx2(const float* x, int64_t count, double scale, int64
 // The int64 sums of 16-bit layers (wide_sums_avx512.cc, AVX-512F; callers check the CPU):
 // sum[i] += acc[i] * 2^shift (0 <= shift <= 31) for i < count;
 void add_shifted_s32_avx512(int64_t* sum, const int32_t* acc, int64_t count, int shift);
-// and (13) as requantize_wide computes it: sum[i] = SAT_[lo_z, hi_z](RSH((bias + sum[i]) · m, n))
-// + z in place for i < count rounded down to 8; returns how many it did. Requires
+// and (13) as requantize_wide computes it (requant_avx512.cc, AVX-512F/BW/VL: only called on CPUs
+// of the avx512vnni ISA): sum[i] = SAT_[lo_z, hi_z](RSH((bias + sum[i]) · m, n)) + z in place for
+// i < count rounded down to 8; returns how many it did. Requires
 // |bias + sum[i]| < 2^63, 0 < m < 2^31 and 33 <= n <= 93 (the product of up to 94 bits is taken
 // as two 32 x 32-bit products, so no lane needs 128 bits).
 using RequantRow64Fn = int64_t (*)(int64_t* sum, int64_t count, int64_t bias, int64_t m, int n, int64_t lo_z,

@@ -136,13 +136,23 @@ inline void transpose_rows(__m128i* x) {
   }
 }
 
-// (13) as requant_row_s64_avx512 computes it (wide_sums_avx512.cc's comment), with the constants
-// of eight channels in the 64-bit lanes (lanes past the mask: m = 0, n = 33).
+// (13) of int64 sums for a product of up to 94 bits without 128-bit lanes: with a = ah 2^32 + al
+// (ah signed, |ah| < 2^31; 0 <= al < 2^32), a m = P1 2^32 + P0 for P1 = ah m (vpmuldq,
+// |P1| < 2^62) and P0 = al m (vpmuludq, 0 <= P0 < 2^63). With H = P1 + floor(P0 / 2^32) and
+// L = P0 mod 2^32, a m + 2^(n-1) = (H + 2^(k-1)) 2^32 + L for k = n - 32 >= 1, and since
+// 0 <= L < 2^32,
+//   RSH(a m, n) = floor((a m + 2^(n-1)) / 2^n) = floor((H + 2^(k-1)) / 2^k)   (4)
+// an arithmetic shift of a value below 2^63 for k <= 61. The result is below 2^61, so the clamp
+// to [lo - z, hi - z] and + z are exact in int64, as in fx::requantize_wide. The constants of
+// eight channels in the 64-bit lanes (lanes past the mask: m = 0, n = 33), or of one channel in
+// every lane.
 struct LaneRequant64 {
   __m512i vb, vm, vk, half, lo, hi, vz;
   LaneRequant64(__mmask8 k, const int64_t* bias, const int64_t* m, const int64_t* n, int64_t lo_z, int64_t hi_z, int64_t z)
-      : vb(_mm512_maskz_loadu_epi64(k, bias)), vm(_mm512_maskz_loadu_epi64(k, m)),
-        vk(_mm512_sub_epi64(_mm512_mask_loadu_epi64(_mm512_set1_epi64(33), k, n), _mm512_set1_epi64(32))),
+      : LaneRequant64(_mm512_maskz_loadu_epi64(k, bias), _mm512_maskz_loadu_epi64(k, m),
+                      _mm512_mask_loadu_epi64(_mm512_set1_epi64(33), k, n), lo_z, hi_z, z) {}
+  LaneRequant64(__m512i bias, __m512i m, __m512i n, int64_t lo_z, int64_t hi_z, int64_t z)
+      : vb(bias), vm(m), vk(_mm512_sub_epi64(n, _mm512_set1_epi64(32))),
         half(_mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_sub_epi64(vk, _mm512_set1_epi64(1)))),
         lo(_mm512_set1_epi64(lo_z)), hi(_mm512_set1_epi64(hi_z)), vz(_mm512_set1_epi64(z)) {}
   __m512i operator()(__m512i s) const {
@@ -225,6 +235,14 @@ void requant_transposed_planes_s32_avx512(const int32_t* hi, const int32_t* lo, 
                                  _mm512_maskz_loadu_epi32(k, l + p * lds)));  // 2^8 hi + lo, mod 2^32
     };
   });
+}
+
+int64_t requant_row_s64_avx512(int64_t* sum, int64_t count, int64_t bias, int64_t m, int n, int64_t lo_z, int64_t hi_z,
+                               int64_t z) {
+  const LaneRequant64 rq(_mm512_set1_epi64(bias), _mm512_set1_epi64(m), _mm512_set1_epi64(n), lo_z, hi_z, z);
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) _mm512_storeu_si512(sum + i, rq(_mm512_loadu_si512(sum + i)));
+  return i;
 }
 
 void requant_transposed_planes_avx512(const int32_t* hi, const int32_t* lo, int64_t lds, int64_t nj, int64_t ni,
