@@ -205,12 +205,18 @@ bool mul_fast(qref::QContext& c) {
   // A row whose b is one code (a per-channel scale, as SE blocks' x * HardSigmoid(...)): the
   // product (a - z_a)(b - z_b) m is (a - z_a) times the integer A = (b - z_b) m, so (13) on it
   // is (17)'s RSH(a A, n) with B = 0, the Add/Sub AVX2 row (same integers, same rounding).
+  // Two varying operands (Zero-DCE's curve steps r (x^2 - x), 8 x 16-bit codes, and x * x):
+  // the 64-bit lanes of the wide row, exact here (|(a - z_a)(b - z_b) m| < 2^(30 + 31)).
   auto fits32 = [](int64_t v) { return v > INT32_MIN && v <= INT32_MAX; };
   bool vec = (selected_isa() == "avx2" || selected_isa() == "avx512vnni") && mu.n >= 1 && mu.n <= 61 &&
              fits32(r.lo - zy) && fits32(r.hi - zy) && fits32(zy);
+  const bool lanes64 = selected_isa() == "avx512vnni" && mu.m > 0;
   auto row = operand_row(c, vec, 0, 0, [&](AddSubOperand f, const AddSubOperand& q, void* py, int y_bytes,
                                            int64_t count) -> int64_t {
-    if (q.step) return 0;
+    if (q.step)
+      return lanes64 ? mul_row_wide_avx512(f, q, py, y_bytes, count, mu.m, mu.n, static_cast<int32_t>(r.lo - zy),
+                                           static_cast<int32_t>(r.hi - zy), static_cast<int32_t>(zy))
+                     : 0;
     int64_t A = (first_code(q) - q.zero_point) * mu.m;  // |b - z_b| < 2^16, |m| < 2^31
     // addsub_row_avx2's bounds: |A| < 2^55 and |a - z_a| |A| < 2^61 (|a - z_a| < 2^(8 bytes)).
     if (std::abs(A) >= (int64_t{1} << (61 - 8 * f.bytes))) return 0;
