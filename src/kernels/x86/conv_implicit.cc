@@ -433,12 +433,17 @@ std::vector<int8_t> pack_conv_quads(const Tensor& w, int64_t& Kp) {
 // (ResNet-18's 7 x 7 rows padded to 9, its 14 x 14 to 16); the pixel form reads whole aligned
 // lines of weights and computes the valid positions only. 1x1 convs, whose quads reads are
 // aligned and have no dropped positions, keep the quads form (it was faster on the OCR
-// detector's: 20 x 20 x 384 channels 0.29 against 0.36 ms), and so do layers of fewer than 64
-// output channels, whose tiles of 16 or 32 rows load the weights for fewer products per
-// broadcast (the OCR detector's 24-channel 3x3 convs: 1.6 against 2.0 ms).
+// detector's: 20 x 20 x 384 channels 0.29 against 0.36 ms). Layers of 32-63 channels take it
+// with tiles of 12 positions by 32 rows or 8 by 48 (24 accumulators, as 6 by 64), unless wide:
+// their codes then take the scalar epilogue (Zero-DCE's 32-channel 3x3 convs at 384 x 384: the
+// non-wide ones 0.78-0.90 of the quads form's time, the wide ones 1.23-1.29; the OCR detector's
+// 32-channel ones 0.73-0.85). Fewer channels keep the quads form (tiles of 16 rows: the
+// detector's 24-channel 3x3 convs, padded to 32 rows, took 2.0 ms against 1.6 with 6-position
+// tiles).
 bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64_t K) {
   const Tensor& w = qref::weighted(op).weight;
-  return k.pixels && op.node.attr_int("group", 1) == 1 && M >= 64 && w.dim(1) > 0 && K / w.dim(1) > 1;
+  return k.pixels && op.node.attr_int("group", 1) == 1 && (M >= 64 || (M >= 32 && !qref::weighted(op).wide)) &&
+         w.dim(1) > 0 && K / w.dim(1) > 1;
 }
 
 std::vector<int8_t> pack_pixel_rows(const std::vector<int8_t>& quads, int64_t M, int64_t Kp) {
@@ -700,13 +705,16 @@ struct PixelTask {
 template <class F>
 void for_each_pixel_task(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp, F f) {
   const int64_t M = geo.M, OW = geo.w3.out[2], Q = geo.w3.out[1] * OW;
-  const int64_t mblocks = ceil_div(M, 64), tiles = ceil_div(Q, 6);
-  // Position runs: at most 64 tiles of 6 each, enough tasks for four a thread, and a task count
-  // the threads divide (ResNet-18's 56 x 56 layers: 10 runs of 53 tiles, not 9 of 59 split 5 | 4).
+  // The kernel's tile: 6 positions of 64 rows, 12 of 32 (a layer of fewer channels: one block).
+  const int64_t unit = pixel_tile_positions(std::min<int64_t>(64, ceil_div(M, 16) * 16));
+  const int64_t mblocks = ceil_div(M, 64), tiles = ceil_div(Q, unit);
+  // Position runs: at most 384 positions (64 tiles of 6), enough tasks for four a thread, and a
+  // task count the threads divide (ResNet-18's 56 x 56 layers: 10 runs of 53 tiles, not 9 of 59
+  // split 5 | 4).
   const int64_t per_run = std::max<int64_t>(1, geo.N * mblocks), t = c.threads;
-  int64_t runs = std::max(ceil_div(tiles, 64), std::min(tiles, ceil_div(4 * t, per_run)));
+  int64_t runs = std::max(ceil_div(tiles, 384 / unit), std::min(tiles, ceil_div(4 * t, per_run)));
   while (runs < tiles && per_run * runs % t != 0) ++runs;
-  const int64_t run_q = ceil_div(tiles, runs) * 6;
+  const int64_t run_q = ceil_div(tiles, runs) * unit;
   runs = ceil_div(Q, run_q);
   parallel_for(geo.N * mblocks * runs, c.threads, [&](int64_t task) {
     const int64_t b = task / (mblocks * runs), m0 = task / runs % mblocks * 64, q0 = task % runs * run_q;

@@ -105,24 +105,25 @@ void run_quads(const GemmU8S8Args& g) { all_rows<Quads>(g); }
 
 // The pixel form (gemm_u8s8.h): NP positions by 16 NV rows, the registers transposed from the
 // 6 x 64 tile above: each accumulator holds 16 rows of one position; per word of k, NV loads of
-// A (the block's rows, contiguous) and one broadcast of each position's word. 24 accumulators, 4
-// A registers and a broadcast. Each register is stored whole: the sums are position-major.
+// A (the block's rows, contiguous) and one broadcast of each position's word. NP NV = 24
+// accumulators (6 x 4, 8 x 3, 12 x 2, 24 x 1), NV A registers and a broadcast. Each register is
+// stored whole: the sums are position-major.
 template <int NP, int NV>
 void pixel_tile(const GemmU8S8PixelArgs& g, const int8_t* a, const int64_t* off, int32_t* C) {
   __m512i c[NP][NV];
-#pragma GCC unroll 6
+#pragma GCC unroll 24
   for (int j = 0; j < NP; ++j)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) c[j][v] = _mm512_setzero_si512();
   int64_t o[NP];
-#pragma GCC unroll 6
+#pragma GCC unroll 24
   for (int j = 0; j < NP; ++j) o[j] = off[j];
   for (int64_t k = 0; k < g.Kq; ++k) {
     const uint8_t* b = g.Bq[k];
     __m512i w[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) w[v] = _mm512_loadu_si512(a + (k * NV + v) * 64);
-#pragma GCC unroll 6
+#pragma GCC unroll 24
     for (int j = 0; j < NP; ++j) {
       int32_t word;
       std::memcpy(&word, b + o[j], 4);
@@ -131,7 +132,7 @@ void pixel_tile(const GemmU8S8PixelArgs& g, const int8_t* a, const int64_t* off,
       for (int v = 0; v < NV; ++v) c[j][v] = _mm512_dpbusd_epi32(c[j][v], x, w[v]);
     }
   }
-#pragma GCC unroll 6
+#pragma GCC unroll 24
   for (int j = 0; j < NP; ++j)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) _mm512_storeu_si512(C + j * g.ldc + v * 16, c[j][v]);
@@ -139,7 +140,9 @@ void pixel_tile(const GemmU8S8PixelArgs& g, const int8_t* a, const int64_t* off,
 
 template <int NV>
 void pixel_rows(const GemmU8S8PixelArgs& g, const int8_t* a, int32_t* C) {
+  constexpr int NP = static_cast<int>(fixpoint::xk::pixel_tile_positions(16 * NV));
   int64_t j = 0;
+  for (; j + NP <= g.n; j += NP) pixel_tile<NP, NV>(g, a, g.off + j, C + j * g.ldc);
   for (; j + 6 <= g.n; j += 6) pixel_tile<6, NV>(g, a, g.off + j, C + j * g.ldc);
   switch (g.n - j) {
     case 5: pixel_tile<5, NV>(g, a, g.off + j, C + j * g.ldc); break;

@@ -54,6 +54,11 @@ struct GemmU8S8PixelArgs {
   int64_t ldc;
 };
 
+// Positions per tile of the pixel form on a block of `rows` rows (a multiple of 16): 24
+// accumulators of 16 rows each, 6 positions by 64 rows down to 24 by 16. Callers cut position
+// runs in multiples of it (a run's tail takes tiles of 6 and fewer).
+constexpr int64_t pixel_tile_positions(int64_t rows) { return 24 / (rows >= 64 ? 4 : rows >= 48 ? 3 : rows >= 32 ? 2 : 1); }
+
 struct GemmU8S8Kernel {
   const char* name;  // e.g. "gemm_u8s8s32_avx512vnni"
   const char* isa;   // "scalar", "avx2", "avx512vnni"
