@@ -1,7 +1,8 @@
-// Relu, Sigmoid and Clip on float32, on the fast path: the reference's per-element definitions
-// (src/kernels/reference/unary_ops.h, so the same bits by construction) in vectorizable loops
-// over chunks of the tensor. Sigmoid (an exp per element) splits the chunks between threads;
-// Relu and Clip, bound by memory, run on kElementwiseThreads (fast_float_ops.h).
+// Relu, Sigmoid, Tanh and Clip on float32, on the fast path: the reference's per-element
+// definitions (src/kernels/reference/unary_ops.h, so the same bits by construction) in
+// vectorizable loops over chunks of the tensor. Sigmoid and Tanh (a libm call per element) split
+// the chunks between threads; Relu and Clip, bound by memory, run on kElementwiseThreads
+// (fast_float_ops.h).
 #include <algorithm>
 
 #include "../reference/unary_ops.h"
@@ -25,6 +26,9 @@ struct Relu : ref::ReluOp {
   static constexpr bool kMemoryBound = true;
 };
 struct Sigmoid : ref::SigmoidOp {
+  static constexpr bool kMemoryBound = false;
+};
+struct Tanh : ref::TanhOp {
   static constexpr bool kMemoryBound = false;
 };
 
@@ -58,6 +62,7 @@ class ClipF32 final : public PreparedKernel {
 void register_unary_f32(KernelRegistry& r) {
   r.add_prepared("Relu", prepare_stateless<UnaryF32<Relu>>);
   r.add_prepared("Sigmoid", prepare_stateless<UnaryF32<Sigmoid>>);
+  r.add_prepared("Tanh", prepare_stateless<UnaryF32<Tanh>>);
   r.add_prepared("Clip", prepare_stateless<ClipF32>);
 }
 

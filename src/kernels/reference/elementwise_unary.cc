@@ -35,7 +35,7 @@ void k_exp(KernelContext& c) { unary<false>(c, [](auto x) { return std::exp(x); 
 void k_log(KernelContext& c) { unary<false>(c, [](auto x) { return std::log(x); }); }
 void k_sqrt(KernelContext& c) { unary<false>(c, [](auto x) { return std::sqrt(x); }); }
 void k_erf(KernelContext& c) { unary<false>(c, [](auto x) { return std::erf(x); }); }
-void k_tanh(KernelContext& c) { unary<false>(c, [](auto x) { return std::tanh(x); }); }
+void k_tanh(KernelContext& c) { unary<false>(c, TanhOp{}); }
 void k_reciprocal(KernelContext& c) { unary<false>(c, [](auto x) { return decltype(x)(1) / x; }); }
 void k_relu(KernelContext& c) { unary<true>(c, ReluOp{}); }
 void k_sigmoid(KernelContext& c) { unary<false>(c, SigmoidOp{}); }

@@ -1,5 +1,5 @@
 // Per-element definitions of the unary ops that the fast float path also runs (Relu, Sigmoid,
-// Clip): one definition, used by the reference kernels and by src/kernels/float/unary_f32.cc,
+// Tanh, Clip): one definition, used by the reference kernels and by src/kernels/float/unary_f32.cc,
 // so both give the same bits by construction.
 #pragma once
 #include <cmath>
@@ -24,6 +24,14 @@ struct SigmoidOp {
     if (x >= 0) return C(1) / (C(1) + std::exp(-x));
     C e = std::exp(x);
     return e / (C(1) + e);
+  }
+};
+
+// Tanh: the compute type's std::tanh.
+struct TanhOp {
+  template <typename C>
+  C operator()(C x) const {
+    return std::tanh(x);
   }
 };
 
