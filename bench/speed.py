@@ -10,7 +10,8 @@
      threads with the runtime's ISA choice, one with the reference kernels) and int16w8 programs
      (16-bit activations, 8-bit weights: `--bits 16 --params8 '*'`; 1 and 2 threads), against ONNX Runtime 1.30 (CPU, float)
      at the same thread count on the same input; ratio = time / ONNX Runtime time (below 1 =
-     faster than ONNX Runtime). resnet18 is torchvision's, exported with seeded random weights.
+     faster than ONNX Runtime). resnet18 is torchvision's, exported with seeded random weights;
+     zero_dce is the Zero-DCE net trained by scripts/make_zero_dce.py, on one 384x384 image.
      Also, for resnet18, ONNX Runtime's own int8 on a QDQ export of the same int8 program (`fixpoint export-qdq`:
      the program's per-channel int8 weights, activation scales and zero points; ORT fuses the
      Q/DQ pairs into its int8 kernels) and, for resnet18, batch-8 throughput (images/s).
@@ -22,7 +23,7 @@
      detector (100 pages at 640x640) and of `analyze` on the recognizer, against issue 13's budgets,
      and of the recognizer's compile with --range-search --adaptive-rounding.
 
-usage: bench/speed.py [--build DIR] [--repeat N] [--rounds R] [--models tiny_cnn,ocr_rec,ocr_det,resnet18]
+usage: bench/speed.py [--build DIR] [--repeat N] [--rounds R] [--models tiny_cnn,ocr_rec,ocr_det,resnet18,zero_dce]
                       [--rows float,int8,int16,int16w8] [--no-kernels] [--walltimes] [--json FILE]
 """
 import argparse
@@ -94,6 +95,14 @@ def model_inputs(work, names):
         "ocr_rec": (os.path.join(ASSETS, "ch_PP-OCRv4_rec_infer.onnx"), "x", os.path.join(work, "ocr_rec_input.npy")),
         "ocr_det": (os.path.join(ASSETS, "ch_PP-OCRv4_det_infer.onnx"), "x", os.path.join(work, "ocr_det_input.npy")),
     }
+    if "zero_dce" in names:  # trained here (scripts/make_zero_dce.py, about a minute); one 384x384 image
+        import numpy as np
+        d = os.path.join(work, "zero_dce")
+        os.makedirs(d, exist_ok=True)
+        run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "make_zero_dce.py"), d])
+        x = os.path.join(work, "zero_dce_input.npy")  # an evaluation crop (a photo it never saw), tiled 2 x 2
+        np.save(x, np.ascontiguousarray(np.tile(np.load(os.path.join(d, "zero_dce_eval.npy"))[:1], (1, 1, 2, 2))))
+        table["zero_dce"] = (os.path.join(d, "zero_dce.onnx"), "image", x)
     if "resnet18" in names:  # torchvision's ResNet-18, seeded random weights (scripts/zoo.py's export)
         import numpy as np
         from zoo import EXPORT
