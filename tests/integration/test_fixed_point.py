@@ -78,7 +78,8 @@ def test_every_kernel_isa_gives_the_reference_bits(models, tmp_path, bits):
 
 
 WHOLE_PROGRAMS = [("resnet18", "8"), ("resnet18", "16"), ("ocr_rec", "8"), ("ocr_rec", "16"), ("ocr_det", "8"),
-                  ("ocr_det", "16"), ("zero_dce", "8"), ("zero_dce", "16"), ("resnet18", "16w8"), ("ocr_rec", "16w8")]
+                  ("ocr_det", "16"), ("zero_dce", "8"), ("zero_dce", "16"), ("resnet18", "16w8"), ("ocr_rec", "16w8"),
+                  ("zero_dce", "16w8")]
 
 
 @pytest.mark.parametrize("name,bits", WHOLE_PROGRAMS, ids=[f"{n}-int{b}" for n, b in WHOLE_PROGRAMS])

@@ -357,7 +357,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     const int8_t* src = w.data<int8_t>();
     for (int64_t m = 0; m < pw->rows; ++m)
       for (int64_t k = 0; k < pw->K; ++k) pw->w_sum64[static_cast<size_t>(m)] += src[m * pw->K + k];
-    pw->pixels = op.is<params::Conv>() && pixel_form_applies(op, *u8, pw->rows, pw->K);
+    pw->pixels = op.is<params::Conv>() && pixel_form_applies(op, *u8, pw->rows, pw->K, true);
     if (pw->pixels) pw->w8 = pack_pixel_rows(pw->w8, pw->rows, pw->Kp);
     return pw;
   }
@@ -377,7 +377,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     pw->implicit = implicit_conv_applies(op, *u8);
     if (pw->implicit) {  // k in (channel quad, tap, channel % 4) order (conv_implicit.cc)
       pw->w8 = pack_conv_quads(w, pw->Kp);
-      pw->pixels = op.is<params::Conv>() && pixel_form_applies(op, *u8, pw->rows, pw->K);
+      pw->pixels = op.is<params::Conv>() && pixel_form_applies(op, *u8, pw->rows, pw->K, false);
       if (pw->pixels) pw->w8 = pack_pixel_rows(pw->w8, pw->rows, pw->Kp);
       return pw;
     }

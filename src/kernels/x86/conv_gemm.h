@@ -89,8 +89,9 @@ bool implicit_conv_applies(const QOp& op, const GemmU8S8Kernel& k);
 std::vector<int8_t> pack_conv_quads(const Tensor& w, int64_t& Kp);
 // Whether an implicit conv takes the kernel's pixel form (gemm_u8s8.h), and its weights: the rows
 // of pack_conv_quads (M x Kp), padded with zero rows to a multiple of 16, in blocks of 64 rows,
-// [Kq][rows][4] each.
-bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64_t K);
+// [Kq][rows][4] each. byte_planes: for 16-bit codes' byte planes (PackedWeights::byte_planes),
+// whose pixel epilogue takes wide layers too.
+bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64_t K, bool byte_planes);
 std::vector<int8_t> pack_pixel_rows(const std::vector<int8_t>& quads, int64_t M, int64_t Kp);
 void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw);
 // The same for 16-bit codes on the int16 pairs kernel (any weights): pack_conv_pairs packs the

@@ -109,7 +109,7 @@ Case random_depthwise16_w8(uint32_t seed) { return wide_depthwise(seed, true); }
 // A 2-D 16-bit conv deep enough that the pairs kernel (conv_implicit_s16) sums several int32
 // blocks of k (16-bit weights: 256 k per block): 20-70 input channels, 3x3 to 5x5 windows,
 // strides, dilations, pads, groups; 16-bit weights near full scale (or 8-bit ones, one block).
-// wide: 64-100 output channels, one group (the VNNI pixel form's layers); shallow: 1-3 input
+// wide: 32-100 output channels, one group (the VNNI pixel form's layers); shallow: 1-3 input
 // channels (with 8-bit weights, few enough k for an int32 accumulator: a non-wide layer).
 Case deep_conv16(uint32_t seed, int64_t wmax, bool wide = false, bool shallow = false) {
   std::mt19937 rng(seed);
@@ -117,7 +117,7 @@ Case deep_conv16(uint32_t seed, int64_t wmax, bool wide = false, bool shallow = 
   test::ConvSpec spec;
   spec.group = pick(0, 3) == 0 && !wide ? 2 : 1;
   spec.x = {pick(1, 2), shallow ? pick(1, 3) : pick(20, 70) * spec.group};
-  spec.M = wide ? pick(64, 100) : pick(1, 14) * spec.group;
+  spec.M = wide ? pick(32, 100) : pick(1, 14) * spec.group;
   for (int i = 0; i < 2; ++i) {
     int64_t k = pick(3, 5);
     spec.kernel.push_back(k);
@@ -515,8 +515,8 @@ TEST(GemmS16, PairsBlocksHoldTheWorstCaseSums) { check_every_isa(worst_case_conv
 
 // 16-bit codes with int8 weights (a --params8 layer): on VNNI the codes' byte planes run on the
 // quads kernel (PackedWeights::byte_planes), or its pixel form with the int64 transposed epilogue
-// for layers of 64 channels or more. Random deep convs (groups, strides, dilations, pads, any zero
-// point; a quarter of them 64-100 channels wide, half of those non-wide layers of 1-3 input
+// for layers of 32 channels or more. Random deep convs (groups, strides, dilations, pads, any zero
+// point; a quarter of them 32-100 channels wide, half of those non-wide layers of 1-3 input
 // channels (int32 accumulators), some with shifts below 33, which the wide vector epilogue does
 // not take), and a worst case: every code 65535 or 0 (u's bytes both 255 or
 // both 0, by column) against rows of +127 and -128, 24-201 channels.
