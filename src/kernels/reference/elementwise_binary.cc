@@ -70,10 +70,12 @@ void k_div(KernelContext& c) {
   });
 }
 void k_pow(KernelContext& c) {
-  // Output has the base's dtype; integer results come from the double power, truncated.
+  // Output has the base's dtype; integer results come from the double power, truncated. A float
+  // square is x * x (as ONNX Runtime's Pow takes it): correctly rounded, where powf is within
+  // 0.82 ulp and costs 20x as much (Zero-DCE's eight Pow(x, 2): 2.1 ms each at 384 x 384).
   binary<true>(c, c.in(0), c.in(1), false, false, [](auto x, auto y) {
     using C = decltype(x);
-    if constexpr (std::is_same_v<C, float> && std::is_same_v<decltype(y), float>) return std::pow(x, y);
+    if constexpr (std::is_same_v<C, float> && std::is_same_v<decltype(y), float>) return y == 2.0f ? x * x : std::pow(x, y);
     else return static_cast<C>(std::pow(static_cast<double>(x), static_cast<double>(y)));
   });
 }
