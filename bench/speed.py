@@ -88,6 +88,7 @@ def slow_layers(out, macs, ms_total):
 
 
 def model_inputs(work, names):
+    import numpy as np
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "make_ocr_inputs.py"), work])
     table = {
@@ -96,7 +97,6 @@ def model_inputs(work, names):
         "ocr_det": (os.path.join(ASSETS, "ch_PP-OCRv4_det_infer.onnx"), "x", os.path.join(work, "ocr_det_input.npy")),
     }
     if "zero_dce" in names:  # trained here (scripts/make_zero_dce.py, about a minute); one 384x384 image
-        import numpy as np
         d = os.path.join(work, "zero_dce")
         os.makedirs(d, exist_ok=True)
         run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "make_zero_dce.py"), d])
@@ -104,7 +104,6 @@ def model_inputs(work, names):
         np.save(x, np.ascontiguousarray(np.tile(np.load(os.path.join(d, "zero_dce_eval.npy"))[:1], (1, 1, 2, 2))))
         table["zero_dce"] = (os.path.join(d, "zero_dce.onnx"), "image", x)
     if "resnet18" in names:  # torchvision's ResNet-18, seeded random weights (scripts/zoo.py's export)
-        import numpy as np
         from zoo import EXPORT
         model = os.path.join(work, "resnet18.onnx")
         run(["/usr/bin/python3", "-c", EXPORT, "resnet18", "224", model])

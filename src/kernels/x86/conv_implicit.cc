@@ -435,12 +435,11 @@ std::vector<int8_t> pack_conv_quads(const Tensor& w, int64_t& Kp) {
 // aligned and have no dropped positions, keep the quads form (it was faster on the OCR
 // detector's: 20 x 20 x 384 channels 0.29 against 0.36 ms). Layers of 32-63 channels take it
 // with tiles of 12 positions by 32 rows or 8 by 48 (24 accumulators, as 6 by 64), unless wide:
-// their 8-bit codes then take the scalar epilogue (16-bit codes' byte planes have an int64 one;
-// Zero-DCE's 32-channel 3x3 convs at 384 x 384: the
-// non-wide ones 0.78-0.90 of the quads form's time, the wide ones 1.23-1.29; the OCR detector's
-// 32-channel ones 0.73-0.85). Fewer channels keep the quads form (tiles of 16 rows: the
-// detector's 24-channel 3x3 convs, padded to 32 rows, took 2.0 ms against 1.6 with 6-position
-// tiles).
+// their 8-bit codes then take the scalar epilogue (16-bit codes' byte planes have an int64 one).
+// Zero-DCE's 32-channel 3x3 convs at 384 x 384: the non-wide ones 0.78-0.90 of the quads form's
+// time, the wide ones 1.23-1.29; the OCR detector's 32-channel ones 0.73-0.85. Fewer channels
+// keep the quads form (tiles of 16 rows: the detector's 24-channel 3x3 convs, padded to 32 rows,
+// took 2.0 ms against 1.6 with 6-position tiles).
 bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64_t K, bool byte_planes) {
   const Tensor& w = qref::weighted(op).weight;
   return k.pixels && op.node.attr_int("group", 1) == 1 &&
@@ -707,7 +706,7 @@ template <class F>
 void for_each_pixel_task(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp, F f) {
   const int64_t M = geo.M, OW = geo.w3.out[2], Q = geo.w3.out[1] * OW;
   // The kernel's tile: 6 positions of 64 rows, 12 of 32 (a layer of fewer channels: one block).
-  const int64_t unit = pixel_tile_positions(std::min<int64_t>(64, ceil_div(M, 16) * 16));
+  const int64_t unit = pixel_tile_positions(ceil_div(M, 16) * 16);
   const int64_t mblocks = ceil_div(M, 64), tiles = ceil_div(Q, unit);
   // Position runs: at most 384 positions (64 tiles of 6), enough tasks for four a thread, and a
   // task count the threads divide (ResNet-18's 56 x 56 layers: 10 runs of 53 tiles, not 9 of 59

@@ -186,6 +186,11 @@ bool mul_fast(qref::QContext& c) {
   auto bits = [](DType t) { return static_cast<int>(dtype_size(t)) * 8; };
   fx::Range r = qref::clamp_range(p);
   int64_t zy = c.out_q[0].zero_point;
+  // (13) of the product in 64-bit lanes (AVX-512; callers check m > 0, n >= 1, the bounds below).
+  auto wide_row = [&](const AddSubOperand& f, const AddSubOperand& q, void* py, int y_bytes, int64_t count) {
+    return mul_row_wide_avx512(f, q, py, y_bytes, count, mu.m, mu.n, static_cast<int32_t>(r.lo - zy),
+                               static_cast<int32_t>(r.hi - zy), static_cast<int32_t>(zy));
+  };
   if (bits(c.in[0]->dtype()) + bits(c.in[1]->dtype()) + 32 > 62 || std::abs(mu.m) >= (int64_t{1} << 31)) {
     // 16 x 16-bit codes: the product (below 2^34) times m needs the reference's own 128-bit
     // form, which wide layers use. A non-wide layer's int64 form does not overflow on its codes
@@ -194,11 +199,7 @@ bool mul_fast(qref::QContext& c) {
     auto fits32 = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
     bool vec = selected_isa() == "avx512vnni" && mu.m > 0 && mu.m < (int64_t{1} << 31) && mu.n >= 1 &&
                fits32(r.lo - zy) && fits32(r.hi - zy) && fits32(zy);
-    auto row = operand_row(c, vec, 0, 0, [&](const AddSubOperand& f, const AddSubOperand& q, void* py, int y_bytes,
-                                             int64_t count) {
-      return mul_row_wide_avx512(f, q, py, y_bytes, count, mu.m, mu.n, static_cast<int32_t>(r.lo - zy),
-                                 static_cast<int32_t>(r.hi - zy), static_cast<int32_t>(zy));
-    });
+    auto row = operand_row(c, vec, 0, 0, wide_row);
     if (!p.wide) return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize(a * b, mu, zy, r); }, row);
     return binary_narrow(c, [&](int64_t a, int64_t b) { return fx::requantize_wide(a * b, mu, zy, r); }, row);
   }
@@ -213,10 +214,7 @@ bool mul_fast(qref::QContext& c) {
   const bool lanes64 = selected_isa() == "avx512vnni" && mu.m > 0;
   auto row = operand_row(c, vec, 0, 0, [&](AddSubOperand f, const AddSubOperand& q, void* py, int y_bytes,
                                            int64_t count) -> int64_t {
-    if (q.step)
-      return lanes64 ? mul_row_wide_avx512(f, q, py, y_bytes, count, mu.m, mu.n, static_cast<int32_t>(r.lo - zy),
-                                           static_cast<int32_t>(r.hi - zy), static_cast<int32_t>(zy))
-                     : 0;
+    if (q.step) return lanes64 ? wide_row(f, q, py, y_bytes, count) : 0;
     int64_t A = (first_code(q) - q.zero_point) * mu.m;  // |b - z_b| < 2^16, |m| < 2^31
     // addsub_row_avx2's bounds: |A| < 2^55 and |a - z_a| |A| < 2^61 (|a - z_a| < 2^(8 bytes)).
     if (std::abs(A) >= (int64_t{1} << (61 - 8 * f.bytes))) return 0;
