@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "../reference/unary_ops.h"
 #include "f32_kernels.h"

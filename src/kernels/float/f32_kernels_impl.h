@@ -2,9 +2,17 @@
 // translation unit (f32_kernels_scalar.cc, f32_kernels_avx2.cc) inside an anonymous namespace.
 // V provides: Reg, W (lanes), NR (the GEMM tile's columns, a multiple of W), zero(), load(p), load_strided(p, s), set1(v), fma(a, b, c) = a*b+c
 // rounded once, store(p, r), relu(r) = ref::ReluOp per lane (x < 0 ? +0 : x: NaN and -0 kept). Every output element is the chain (F1) of f32_kernels.h.
-// The TU includes <algorithm>, <cmath> and ../reference/unary_ops.h before the anonymous namespace.
+// The TU includes <algorithm>, <cmath>, <type_traits> and ../reference/unary_ops.h before the anonymous namespace.
 using fixpoint::fk::DwPlane;
 using fixpoint::fk::kMR;
+
+// Indirect B rows are prefetched this many k ahead (six input channels of a 3x3 conv). A tile's
+// rows of one k are far apart (a channel plane each), more streams than the hardware prefetchers
+// follow; where the phase planes outgrow the caches (Zero-DCE at 384 x 384: 38 MB for 64
+// channels) the first panel of every column block waited on each row: e7 (64 -> 24 channels)
+// 51 -> 28 ms at one thread, OCR det's 3x3 convs at 160 x 160 0.6x, ResNet-18 unchanged (its
+// planes stay in L2). 27 ahead: 0.93-1.0x of this, 90: 1.04-1.10x.
+constexpr int64_t kPrefetchK = 54;
 
 // B rows of a tile: packed panel rows (b + k * NR) or an indirection list (rows[k]).
 template <int NR>
@@ -64,6 +72,11 @@ void gemm_tile(int64_t K, const float* a, Rows b, const float* row_bias, bool ac
     // layer4's 3x3 convs 1.35 -> 1.17 ms on one thread (384 ahead: 1.20, 768: 1.18).
     __builtin_prefetch(a + k * kMR + 1536);
     if (MR > kMR) __builtin_prefetch(a + a2 + k * kMR + 1536);
+    if constexpr (std::is_same_v<Rows, IndirectRows>) {  // a row's NR floats: its first and last lines
+      const float* pf = b[std::min<int64_t>(k + kPrefetchK, K - 1)];
+      __builtin_prefetch(pf);
+      __builtin_prefetch(pf + NR - 1);
+    }
     typename V::Reg bv[NV];
 #pragma GCC unroll 16
     for (int j = 0; j < NV; ++j) bv[j] = V::load(row + j * V::W);

@@ -1,6 +1,7 @@
 // f32 microkernels, scalar: one lane, std::fma (the same rounding as the vector tables).
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "../reference/unary_ops.h"
 #include "f32_kernels.h"
