@@ -241,6 +241,9 @@ void fill_pair_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
 // planes are four times its input (10 MB for the OCR detector's 96-channel 160 x 160 convs), no
 // freed tensor fits them, and a fresh allocation per run cost more in zeroing and page faults
 // than the layer's arithmetic.
+// Planes up to this size stay in the caches the GEMM reads them from (GemmPairsArgs::prefetch_b).
+constexpr int64_t kCachedPlaneBytes = int64_t{2} << 20;
+
 struct PairInput {
   int16_t* planes;
   int64_t zu, bg_elems, plane_elems;
@@ -276,10 +279,11 @@ struct PairInput {
     }
     int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(rows * np));
     int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(rows * np), int64_t{0});
+    const bool prefetch_b = plane_elems * 2 > kCachedPlaneBytes;  // a byte plane's bytes
     for (int byte = 0; byte < 2; ++byte)
       for (int64_t k0 = 0; k0 < Kp; k0 += kb) {
         int64_t n = std::min(kb, Kp - k0);
-        kern.run({rows, np, n, w + k0 * M + row0 * n, bq + byte * kq + k0 / 2, acc, np});
+        kern.run({rows, np, n, w + k0 * M + row0 * n, bq + byte * kq + k0 / 2, acc, np, prefetch_b});
         add_shifted_s32_avx512(sum, acc, rows * np, 8 * byte);  // the pairs kernel's ISA has AVX-512F
       }
     return sum;

@@ -47,8 +47,11 @@ struct Pairs {  // A: int16, two k per word; B through Bq
   }
 };
 
+// With PF, the B words kPrefetchWords ahead are prefetched (GemmPairsArgs::prefetch_b).
+constexpr int64_t kPrefetchWords = 16;
+
 // Rows [m, m + MR) by outputs [n, n + 16 NV) of C.
-template <class P, int MR, int NV>
+template <class P, int MR, int NV, bool PF>
 void block(const typename P::Args& g, int64_t m, int64_t n) {
   __m512i c[MR][NV];
 #pragma GCC unroll 8
@@ -58,6 +61,11 @@ void block(const typename P::Args& g, int64_t m, int64_t n) {
   const typename P::AElem* a = g.A + m * g.Kp;
   for (int64_t k = 0; k < g.Kp; k += P::kPerWord) {
     const char* b = P::b_word(g, k, n);
+    if constexpr (PF) {
+      const char* pf = P::b_word(g, std::min<int64_t>(k + kPrefetchWords * P::kPerWord, g.Kp - P::kPerWord), n);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) __builtin_prefetch(pf + v * 64);
+    }
     __m512i bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_si512(b + v * 64);
@@ -79,26 +87,26 @@ void block(const typename P::Args& g, int64_t m, int64_t n) {
 // Outputs 64 at a time, then the last 16, 32 or 48 in one block: a 6 x 16 block loads one B
 // register per six dot products and ran ResNet-18's 14 x 14 layers' last 32 positions (a
 // quarter of their work) at about half the rate of the 6 x 64 tile.
-template <class P, int MR>
+template <class P, int MR, bool PF>
 void rows(const typename P::Args& g, int64_t m) {
   int64_t n = 0;
-  for (; n + 64 <= g.N; n += 64) block<P, MR, 4>(g, m, n);
+  for (; n + 64 <= g.N; n += 64) block<P, MR, 4, PF>(g, m, n);
   switch ((g.N - n) / 16) {
-    case 3: block<P, MR, 3>(g, m, n); break;
-    case 2: block<P, MR, 2>(g, m, n); break;
-    case 1: block<P, MR, 1>(g, m, n); break;
+    case 3: block<P, MR, 3, PF>(g, m, n); break;
+    case 2: block<P, MR, 2, PF>(g, m, n); break;
+    case 1: block<P, MR, 1, PF>(g, m, n); break;
     default: break;
   }
 }
 
 // Rows six at a time, the rest in blocks of 4, 2 and 1 (a 64-row layer: 10 x 6 + 4).
-template <class P>
+template <class P, bool PF = false>
 void all_rows(const typename P::Args& g) {
   int64_t m = 0;
-  for (; m + 6 <= g.M; m += 6) rows<P, 6>(g, m);
-  if (m + 4 <= g.M) rows<P, 4>(g, m), m += 4;
-  if (m + 2 <= g.M) rows<P, 2>(g, m), m += 2;
-  if (m < g.M) rows<P, 1>(g, m);
+  for (; m + 6 <= g.M; m += 6) rows<P, 6, PF>(g, m);
+  if (m + 4 <= g.M) rows<P, 4, PF>(g, m), m += 4;
+  if (m + 2 <= g.M) rows<P, 2, PF>(g, m), m += 2;
+  if (m < g.M) rows<P, 1, PF>(g, m);
 }
 
 void run_quads(const GemmU8S8Args& g) { all_rows<Quads>(g); }
@@ -169,7 +177,7 @@ void run_pixels(const GemmU8S8PixelArgs& g) {
     }
   }
 }
-void run_pairs(const GemmPairsArgs& g) { all_rows<Pairs>(g); }
+void run_pairs(const GemmPairsArgs& g) { g.prefetch_b ? all_rows<Pairs, true>(g) : all_rows<Pairs>(g); }
 
 }  // namespace
 
