@@ -86,6 +86,8 @@ struct F32Kernels {
   void (*dwconv_plane)(const DwPlane& p);
   // The chains' steps, vectorized at the table's width (the generic build's are 4 wide).
   void (*pointwise)(const PointwiseStep& s);
+  // y[i] = ref::tanh_f32(x[i]) for i < n (U1): AVX-512 16 lanes at once, the others per element.
+  void (*tanh)(const float* x, float* y, int64_t n);
 };
 
 extern const F32Kernels kF32Scalar;

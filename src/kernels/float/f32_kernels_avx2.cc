@@ -37,5 +37,5 @@ struct Avx2 {
 }  // namespace
 
 namespace fixpoint::fk {
-const F32Kernels kF32Avx2{"avx2", Avx2::NR, gemm_packed<Avx2>, gemm_indirect<Avx2>, gemm_indirect_pair_as_two<Avx2>, dwconv_plane<Avx2>, pointwise};
+const F32Kernels kF32Avx2{"avx2", Avx2::NR, gemm_packed<Avx2>, gemm_indirect<Avx2>, gemm_indirect_pair_as_two<Avx2>, dwconv_plane<Avx2>, pointwise, tanh_row};
 }

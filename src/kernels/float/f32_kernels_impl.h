@@ -287,3 +287,8 @@ inline void pointwise(const fixpoint::fk::PointwiseStep& s) {
     }
   }
 }
+
+// Tanh per element (the tables without a vector form of (U1)).
+inline void tanh_row(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = fixpoint::ref::tanh_f32(x[i]);
+}

@@ -25,5 +25,5 @@ struct Scalar {
 }  // namespace
 
 namespace fixpoint::fk {
-const F32Kernels kF32Scalar{"scalar", Scalar::NR, gemm_packed<Scalar>, gemm_indirect<Scalar>, gemm_indirect_pair_as_two<Scalar>, dwconv_plane<Scalar>, pointwise};
+const F32Kernels kF32Scalar{"scalar", Scalar::NR, gemm_packed<Scalar>, gemm_indirect<Scalar>, gemm_indirect_pair_as_two<Scalar>, dwconv_plane<Scalar>, pointwise, tanh_row};
 }

@@ -19,6 +19,7 @@
 #include "fixpoint/runtime.h"
 #include "kernels/float/f32_kernels.h"
 #include "kernels/float/fast_float_ops.h"
+#include "kernels/reference/unary_ops.h"
 
 namespace fixpoint {
 namespace {
@@ -460,6 +461,60 @@ TEST(FastFloat, UnaryOpsGiveTheReferenceBits) {
     }
     ASSERT_NO_FATAL_FAILURE(expect_reference_bytes(r, n, ins, seed));
   }
+}
+
+// Every table's Tanh row gives ref::tanh_f32's bits (U1): rows of any length (vector tails),
+// values around both branch points (2^-13, 9.5), tiny, subnormal, signed zeros, infinities, NaN.
+TEST(FastFloat, TanhRowsGiveTheReferenceBits) {
+  uint32_t base = seed_base(7500);
+  const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, std::nanf(""), 9.5f, -9.5f, 0x1p-13f, -0x1p-13f,
+                           std::nextafter(9.5f, 0.0f), std::nextafter(0x1p-13f, 0.0f), 1e-40f, 88.0f, 0.3465736f};
+  for (uint32_t seed = base; seed < base + 40; ++seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> wide(-12.0f, 12.0f), expo(-24.0f, 4.0f);
+    const int64_t n = std::uniform_int_distribution<int64_t>(1, 3000)(rng);
+    std::vector<float> x(static_cast<size_t>(n));
+    for (float& v : x) {
+      switch (rng() % 4) {
+        case 0: v = special[rng() % std::size(special)]; break;
+        case 1: v = std::copysign(std::exp2(expo(rng)), wide(rng)); break;  // |x| from 2^-24 to 16
+        default: v = wide(rng);
+      }
+    }
+    for (const fk::F32Kernels* k : tables()) {
+      std::vector<float> y(static_cast<size_t>(n) + 1, 7.0f);  // one past the row: untouched
+      k->tanh(x.data(), y.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        const float want = ref::tanh_f32(x[static_cast<size_t>(i)]), got = y[static_cast<size_t>(i)];
+        ASSERT_EQ(std::memcmp(&want, &got, 4), 0) << k->isa << " x = " << x[static_cast<size_t>(i)] << ": " << got
+                                                  << " vs " << want << " (FIXPOINT_TEST_SEED=" << seed << ")";
+      }
+      ASSERT_EQ(y[static_cast<size_t>(n)], 7.0f) << k->isa << " wrote past the row (FIXPOINT_TEST_SEED=" << seed << ")";
+    }
+  }
+}
+
+// (U1) against tanh in double on every 61st float from 2^-14 to 10 and their negatives: within
+// one ulp everywhere, and the correctly rounded float on all but a few.
+TEST(FastFloat, TanhWithinOneUlp) {
+  int64_t count = 0, off = 0;
+  uint32_t from, to;
+  const float lo = 0x1p-14f, hi = 10.0f;
+  std::memcpy(&from, &lo, 4);
+  std::memcpy(&to, &hi, 4);
+  for (uint32_t b = from; b < to; b += 61)
+    for (float sign : {1.0f, -1.0f}) {
+      float x;
+      std::memcpy(&x, &b, 4);
+      x *= sign;
+      const float got = ref::tanh_f32(x), want = static_cast<float>(std::tanh(static_cast<double>(x)));
+      ++count;
+      if (got == want) continue;
+      ++off;
+      ASSERT_EQ(std::nextafter(want, got), got) << "x = " << x << ": " << got << " vs " << want;
+    }
+  EXPECT_GT(count, 1000000);
+  EXPECT_LT(off, count / 10000) << off << " of " << count << " not correctly rounded";
 }
 
 // Softmax and LogSoftmax: the reference's bits along any axis (inner > 1), opset 13 and the
