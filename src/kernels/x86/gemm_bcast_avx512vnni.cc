@@ -47,7 +47,8 @@ struct Pairs {  // A: int16, two k per word; B through Bq
   }
 };
 
-// With PF, the B words kPrefetchWords ahead are prefetched (GemmPairsArgs::prefetch_b).
+// With PF, the B words kPrefetchWords ahead are prefetched (GemmPairsArgs::prefetch_b,
+// GemmU8S8Args::prefetch_b).
 constexpr int64_t kPrefetchWords = 16;
 
 // Rows [m, m + MR) by outputs [n, n + 16 NV) of C.
@@ -109,7 +110,7 @@ void all_rows(const typename P::Args& g) {
   if (m < g.M) rows<P, 1, PF>(g, m);
 }
 
-void run_quads(const GemmU8S8Args& g) { all_rows<Quads>(g); }
+void run_quads(const GemmU8S8Args& g) { g.prefetch_b ? all_rows<Quads, true>(g) : all_rows<Quads>(g); }
 
 // The pixel form (gemm_u8s8.h): NP positions by 16 NV rows, the registers transposed from the
 // 6 x 64 tile above: each accumulator holds 16 rows of one position; per word of k, NV loads of

@@ -34,6 +34,7 @@ struct GemmU8S8Args {
   int32_t* C;
   int64_t ldm, ldn;  // C strides of m and n
   const uint8_t* const* Bq = nullptr;  // quads kernels only: Kp/4 row pointers instead of B
+  bool prefetch_b = false;  // through Bq, planes larger than the caches (GemmPairsArgs::prefetch_b)
 };
 
 // The pixel form of the quads GEMM (channels along the vector lanes, each output position's word
