@@ -33,7 +33,7 @@ struct SigmoidOp {
 // per element, cost Zero-DCE 15% of its float time). In double, for |x| in [2^-13, 9.5):
 //
 //   y = 2|x|,  n = nearest(y / ln 2),  r = (y - n ln2_hi) - n ln2_lo        (fma each: |r| <= 0.35)
-//   e = r (1 + r/2! + r^2/3! + ... + r^10/11!)    (Horner, fma each; e^r - 1 within 3e-13 of it)
+//   e = r (1 + r/2! + r^2/3! + ... + r^10/11!)    (Horner, fma each; e^r - 1 within 7e-15 of it)
 //   t = 2^n e + (2^n - 1) = e^y - 1,   tanh x = sign(x) t / (t + 2)                            (U1)
 //
 // rounded once to float. |x| < 2^-13 gives x (|tanh x - x| < |x|^3 / 3, below half an ulp of

@@ -133,13 +133,13 @@ void fill_quad_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
   });
 }
 
-// The 8-bit input of an implicit GEMM: the quad phase planes of every (batch row, group) of
-// c's input, [bg][qp.words * 4 bytes], their slack zeroed (read only for dropped outputs), and
-// the shifted input zero point z_u.
 // Planes up to this size stay in the caches the GEMM reads them from (GemmPairsArgs::prefetch_b,
 // GemmU8S8Args::prefetch_b).
 constexpr int64_t kCachedPlaneBytes = int64_t{2} << 20;
 
+// The 8-bit input of an implicit GEMM: the quad phase planes of every (batch row, group) of
+// c's input, [bg][qp.words * 4 bytes], their slack zeroed (read only for dropped outputs), and
+// the shifted input zero point z_u.
 struct QuadInput {
   Scratch<uint8_t> planes;
   int64_t zu, bg_bytes;
