@@ -142,4 +142,12 @@ void parallel_for(int64_t n, int threads, F&& f) {
   parallel_for_slots(n, threads, [&f](int64_t i, int) { f(i); });
 }
 
+// row(lo, hi) over [0, n) in runs of `chunk` elements ([k chunk, min(n, (k + 1) chunk)) for k in
+// [0, ceil(n / chunk))), the runs split between threads as parallel_for splits items. For
+// element-wise loops whose elements are independent: any split gives the same bits.
+template <typename F>
+void parallel_for_chunks(int64_t n, int64_t chunk, int threads, F&& row) {
+  parallel_for((n + chunk - 1) / chunk, threads, [&](int64_t k) { row(k * chunk, std::min(n, (k + 1) * chunk)); });
+}
+
 }  // namespace fixpoint

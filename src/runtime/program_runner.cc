@@ -31,8 +31,7 @@ Tensor quantize_tensor(const Tensor& t, const QParams& q, int threads = 1, Buffe
   qref::visit_int(q.type, [&](auto tag) {  // typed loops: no int64 copy (the same (5) per element)
     using T = decltype(tag);
     T* o = out.data<T>();
-    parallel_for((n + kQuantBlock - 1) / kQuantBlock, threads, [&](int64_t b) {
-      int64_t lo = b * kQuantBlock, hi = std::min(n, lo + kQuantBlock);
+    parallel_for_chunks(n, kQuantBlock, threads, [&](int64_t lo, int64_t hi) {
       if (t.dtype() == DType::Float32) {
         const float* p = t.data<float>();
         int64_t i = lo;
@@ -65,8 +64,7 @@ Tensor dequantize_tensor(const Tensor& t, const QParams& q, int threads) {
     // the int64 difference, and GCC vectorizes the loop (cvtdq2pd; the baseline ISA has no
     // int64 -> double vector conversion). The same (6) per element.
     const bool i32 = sizeof(T) <= 2 && q.zero_point >= -(int64_t{1} << 30) && q.zero_point <= (int64_t{1} << 30);
-    parallel_for((n + kQuantBlock - 1) / kQuantBlock, threads, [&](int64_t b) {
-      const int64_t lo = b * kQuantBlock, hi = std::min(n, (b + 1) * kQuantBlock);
+    parallel_for_chunks(n, kQuantBlock, threads, [&](int64_t lo, int64_t hi) {
       if (i32) {
         const int32_t z = static_cast<int32_t>(q.zero_point);
         const double s = q.scale;

@@ -95,8 +95,7 @@ void run_block(const float* full, const float* part, float* y, int64_t outer, in
 template <BinOp op>
 void run_same(const float* a, const float* b, float* y, int64_t n, int threads) {
   constexpr int64_t kChunk = 16384;
-  parallel_for((n + kChunk - 1) / kChunk, threads, [&](int64_t t) {
-    int64_t lo = t * kChunk, hi = std::min(n, lo + kChunk);
+  parallel_for_chunks(n, kChunk, threads, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) y[i] = apply<op>(a[i], b[i]);
   });
 }

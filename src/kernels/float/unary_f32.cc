@@ -17,18 +17,9 @@ namespace {
 
 constexpr int64_t kChunk = 16384;  // elements per task (independent: any split, the same bits)
 
-// row(lo, hi) over the chunks of n elements, split between threads.
-template <typename Row>
-void for_each_chunk(int64_t n, int threads, Row row) {
-  parallel_for((n + kChunk - 1) / kChunk, threads, [&](int64_t t) {
-    const int64_t lo = t * kChunk;
-    row(lo, std::min(n, lo + kChunk));
-  });
-}
-
 template <typename F>
 void map_f32(const float* __restrict x, float* __restrict y, int64_t n, int threads, F f) {
-  for_each_chunk(n, threads, [&](int64_t lo, int64_t hi) {
+  parallel_for_chunks(n, kChunk, threads, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) y[i] = f(x[i]);
   });
 }
@@ -54,7 +45,7 @@ class UnaryF32 final : public PreparedKernel {
       if (const F32Kernels* k = selected_f32_kernels()) {
         const float* px = x.data<float>();
         float* py = y.data<float>();
-        for_each_chunk(x.numel(), c.threads, [&](int64_t lo, int64_t hi) { k->tanh(px + lo, py + lo, hi - lo); });
+        parallel_for_chunks(x.numel(), kChunk, c.threads, [&](int64_t lo, int64_t hi) { k->tanh(px + lo, py + lo, hi - lo); });
         return true;
       }
     map_f32(x.data<float>(), y.data<float>(), x.numel(), Op::kMemoryBound ? kElementwiseThreads : c.threads, Op{});

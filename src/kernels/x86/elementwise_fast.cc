@@ -110,8 +110,7 @@ bool binary_narrow(qref::QContext& c, F&& f, R&& row = R{}) {
             o0 = end;
           }
         };
-        parallel_for((n + kChunk - 1) / kChunk, c.threads,
-                     [&](int64_t t) { range(t * kChunk, std::min(n, (t + 1) * kChunk)); });
+        parallel_for_chunks(n, kChunk, c.threads, range);
       });
     });
   });
@@ -248,10 +247,7 @@ bool lut_fast(qref::QContext& c) {
       Y* py = y.data<Y>();
       auto lookup = [&](const auto* t) {
         int64_t n = x.numel();
-        parallel_for((n + kChunk - 1) / kChunk, c.threads, [&](int64_t k) {
-          int64_t i0 = k * kChunk;
-          lookup_run(px + i0, py + i0, std::min(n, i0 + kChunk) - i0, t, lo);
-        });
+        parallel_for_chunks(n, kChunk, c.threads, [&](int64_t i0, int64_t i1) { lookup_run(px + i0, py + i0, i1 - i0, t, lo); });
       };
       if constexpr (std::is_same_v<X, int16_t> && sizeof(Y) == 1) {
         const bool avx512 = selected_isa() == "avx512vnni", avx2 = selected_isa() == "avx2";
@@ -260,10 +256,9 @@ bool lut_fast(qref::QContext& c) {
           fx::TableCurve curve = fx::TableCurve::from_values(p.curve.data<float>(), fx::range_of(y.dtype()));
           const auto* t = reinterpret_cast<const uint8_t*>(tab.data<Y>());
           int64_t n = x.numel();
-          parallel_for((n + kChunk - 1) / kChunk, c.threads, [&](int64_t k) {
-            int64_t i0 = k * kChunk;
+          parallel_for_chunks(n, kChunk, c.threads, [&](int64_t i0, int64_t i1) {
             (avx512 ? table_curve_s16_x8_avx512 : table_curve_s16_x8_avx2)(
-                px + i0, reinterpret_cast<uint8_t*>(py + i0), std::min(n, i0 + kChunk) - i0, curve, t, lo);
+                px + i0, reinterpret_cast<uint8_t*>(py + i0), i1 - i0, curve, t, lo);
           });
           return;
         }
