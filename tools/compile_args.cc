@@ -27,6 +27,7 @@ nlohmann::json given_options(const CompileArgs& a, const CLI::App& app) {
   if (given("--calib")) j["calib"] = a.calib;
   if (given("--stats")) j["stats"] = a.stats;
   if (given("--calib-method")) j["calib_method"] = a.calib_method;
+  if (given("--calib-percentile")) j["calib_percentile"] = a.calib_percentile;
   if (given("--scale-mode")) j["scale_mode"] = a.scale_mode;
   if (given("--bias-correction")) j["bias_correction"] = a.bias_correction;
   if (given("--headroom16")) j["headroom16"] = a.headroom16;
@@ -57,6 +58,8 @@ void add_compile_options(CLI::App* app, CompileArgs& a) {
   app->add_option("--calib", a.calib, "NAME=FILE.npy ([N, ...] stacked samples) or NAME=DIR of .npy samples");
   app->add_option("--stats", a.stats, "Calibration statistics FILE.fxs from `fixpoint calibrate` (several: merged)");
   app->add_option("--calib-method", a.calib_method, "Range estimation: percentile (default, 99.99th of |x|), minmax, mse");
+  app->add_option("--calib-percentile", a.calib_percentile,
+                  "With --calib-method percentile: the percentile of |x| that bounds 8-bit ranges (default 99.99)");
   app->add_option("--scale-mode", a.scale_mode, "float (any scale, multiplier+shift) or pow2 (power-of-two scales)");
   app->add_flag("--bias-correction,!--no-bias-correction", a.bias_correction,
                 "Correct each layer's bias by the mean shift its weight rounding causes (default: on when calibrated)");

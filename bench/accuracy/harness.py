@@ -34,6 +34,10 @@ ROWS = {
     "mse": dict(bits=8, calib_method="mse"),
     "no-bias-correction": dict(bits=8, bias_correction=False),
     "pow2": dict(bits=8, scale_mode="pow2"),
+    # --calib-percentile (default 99.99): docs/accuracy.md's dev comparison
+    "p99.9": dict(bits=8, calib_percentile=99.9),
+    "p99.95": dict(bits=8, calib_percentile=99.95),
+    "p99.999": dict(bits=8, calib_percentile=99.999),
 }
 
 

@@ -27,7 +27,7 @@ std::vector<std::string> split_list(const std::vector<std::string>& v);
 ShapeBindings parse_shape_options(const std::vector<std::string>& specs, const std::string& option = "--shape");
 
 // Sets the options named in `obj` (a JSON object), each by its own name (bits, calib,
-// calib_method, scale_mode, qat, bits16, bits8, params16, params8, out16, deny, allow, disable_pass, shape,
+// calib_method, calib_percentile, scale_mode, qat, bits16, bits8, params16, params8, out16, deny, allow, disable_pass, shape,
 // bias_correction, adaptive_rounding, narrow_intermediates, narrow_stream, narrow_softmax, symmetric, auto_mixed, range_search,
 // range_factors ({"tensor": factor}), calibration_frames, stats) or by TIDL's
 // (tensor_bits, output_feature_16bit_names_list, params_16bit_names_list,

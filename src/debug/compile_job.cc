@@ -103,6 +103,8 @@ void apply_compile_options(CompileJob& job, const nlohmann::json& obj, const std
         FP_CHECK(o.bits == 8 || o.bits == 16 || o.bits == 32, opt(k), " must be 8, 16 or 32, not ", o.bits);
       } else if (k == "calib_method") {
         o.calib_method = v.get<std::string>();
+      } else if (k == "calib_percentile") {
+        o.calib_percentile = v.get<double>();
       } else if (k == "scale_mode") {
         o.scale_mode = v.get<std::string>();
       } else if (k == "quantization_scale_type") {

@@ -48,6 +48,7 @@ CompileResult finish(CompileContext& cx) {
   rep["calib_method"] = cx.opts.bits == 32 ? "none"
                         : cx.stats.empty() ? (cx.opts.qat ? "qat" : cx.qdq.activations.empty() ? "none" : "qdq")
                                          : cx.opts.calib_method;
+  if (rep["calib_method"] == "percentile") rep["calib_percentile"] = cx.opts.calib_percentile;
   rep["qdq_tensors"] = cx.qdq.activations.size();
   rep["rewrites"] = cx.rewrite_entries;
   if (!cx.adaptive_rounding.is_null()) rep["adaptive_rounding"] = cx.adaptive_rounding;

@@ -133,6 +133,10 @@ void check_options(const CompileOptions& opts) {
            "(default) or mse");
   FP_CHECK(opts.calib_method == "minmax" || opts.calib_method == "percentile" || opts.calib_method == "mse",
            "--calib-method '", opts.calib_method, "' is unknown (percentile, minmax, mse)");
+  FP_CHECK(opts.calib_percentile > 50 && opts.calib_percentile <= 100, "--calib-percentile must be in (50, 100], got ",
+           opts.calib_percentile);
+  FP_CHECK(opts.calib_percentile == 99.99 || opts.calib_method == "percentile", "--calib-percentile ",
+           opts.calib_percentile, " applies to --calib-method percentile, not ", opts.calib_method);
 }
 
 // What build_graph reads of the options (and whether there are calibration samples): compiles

@@ -87,7 +87,7 @@ QParams activation_qparams(CompileContext& cx, const std::string& t, int bits) {
   // Graph outputs and outputs of bounded functions keep their full range: clipping them only
   // distorts what the user reads (a probability clipped at 0.15 is no probability).
   bool clip = r == cx.qat_ranges.end() && h != cx.hist.end() && bits == 8 && !cx.g.is_graph_output(t) && !cx.bounded.count(t);
-  if (clip) range = std::min(range, h->second.threshold(cx.opts.calib_method, fx::range_of(q.type).hi));
+  if (clip) range = std::min(range, h->second.threshold(cx.opts.calib_method, fx::range_of(q.type).hi, cx.opts.calib_percentile));
   // (7b) In a 16-bit program, tensors have resolution to spare, and a value beyond the calibrated
   // range saturates: headroom costs 20 log10(H) dB of a ~90 dB resolution, a saturated outlier
   // far more. (8-bit programs' 16-bit tensors keep their range: the OCR dev split lost with it.)
@@ -101,7 +101,7 @@ QParams activation_qparams(CompileContext& cx, const std::string& t, int bits) {
   // (8a) A lopsided signed range ([-0.2, 6] after a HardSwish) wastes most negative codes:
   // uint8 with a zero point, when that makes the step at least 1.25x finer.
   if (cx.opts.asymmetric && bits == 8 && !nonneg && !cx.pow2 && r == cx.qat_ranges.end() && lo < 0) {
-    double T = clip ? h->second.threshold(cx.opts.calib_method, 255) : std::numeric_limits<double>::infinity();
+    double T = clip ? h->second.threshold(cx.opts.calib_method, 255, cx.opts.calib_percentile) : std::numeric_limits<double>::infinity();
     // The |x| threshold clips either side; a non-positive tensor keeps 0 in range (z = 255).
     double lo_c = std::max(lo, -T) * factor, hi_c = std::max(std::min(hi, T), 0.0) * factor;
     double s_asym = (hi_c - lo_c) / 255.0;

@@ -1,6 +1,8 @@
 #include "histogram.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 
 #include "fixpoint/parallel.h"
@@ -66,11 +68,16 @@ void AbsHistogram::merge(const AbsHistogram& other, const std::string& tensor) {
 
 double AbsHistogram::total() const { return std::accumulate(counts_.begin(), counts_.end(), 0.0); }
 
-double AbsHistogram::threshold(const std::string& method, int64_t levels) const {
+double AbsHistogram::threshold(const std::string& method, int64_t levels, double percentile) const {
   double n = total(), width = max_ / kBins;
   if (n == 0) return max_;
   if (method == "percentile") {
-    double want = 0.9999 * n, acc = 0;
+    // percentile / 100 rounded to 12 digits and read back: the double nearest the decimal
+    // fraction (99.99 -> the literal 0.9999; 99.99 / 100.0 itself is one ulp below it, which moves
+    // the threshold when a bin's count reaches the wanted count exactly).
+    char digits[32];
+    std::snprintf(digits, sizeof digits, "%.12g", percentile / 100.0);
+    double want = std::strtod(digits, nullptr) * n, acc = 0;
     for (int b = 0; b < kBins; ++b) {
       acc += counts_[b];
       if (acc >= want) return (b + 1) * width;

@@ -263,6 +263,25 @@ def test_calibration_methods_all_compile_and_run(models, tmp_path):
     assert p.returncode == 1 and "'entropy' was removed" in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
+def test_calib_percentile_sets_the_clipped_ranges(models, tmp_path):
+    calib = f"image={models}/tiny_cnn_input.npy"
+    ranges = {}
+    for pct in ("99.99", "99.9"):
+        compile_(models, "tiny_cnn", tmp_path / pct, "--calib", calib, "--calib-percentile", pct)
+        rep = json.loads((tmp_path / pct / "compile_report.json").read_text())
+        assert rep["calib_method"] == "percentile" and rep["calib_percentile"] == float(pct)
+        ranges[pct] = {o["tensor"]: o["scale"] for l in rep["layers"] for o in l["outputs"] if o["dtype"] in ("int8", "uint8")}
+    # a lower percentile clips more: no 8-bit scale grows, and some shrink
+    assert ranges["99.9"].keys() == ranges["99.99"].keys()
+    assert all(ranges["99.9"][t] <= ranges["99.99"][t] for t in ranges["99.9"])
+    assert any(ranges["99.9"][t] < ranges["99.99"][t] for t in ranges["99.9"])
+    for args, want in ((["--calib-percentile", "30"], "--calib-percentile must be in (50, 100]"),
+                       (["--calib-percentile", "99.9", "--calib-method", "mse"], "applies to --calib-method percentile")):
+        p = run_cli("compile", os.path.join(models, "tiny_cnn.onnx"), "-o", tmp_path / "x", "--calib", calib, *args,
+                    check=False)
+        assert p.returncode == 1 and want in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+
+
 @pytest.mark.parametrize("key", ["rec", "cls"])
 def test_16_bit_closer_than_8_bit_on_ocr_models(models, tmp_path, key):
     from conftest import OCR_ASSETS, OCR_MODELS
