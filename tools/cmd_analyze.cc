@@ -14,6 +14,7 @@ struct AnalyzeArgs {
   std::string model, out_dir = "analyze_out", metric = "snr", calib_method = "percentile", scale_mode = "float";
   std::vector<std::string> calib, inputs, shapes, layers, deny, allow;
   int threads = 1;
+  double calib_percentile = 99.99;
   size_t rows = 20;
   bool quiet = false;
 };
@@ -23,6 +24,7 @@ void run_analyze(const AnalyzeArgs& a) {
   FP_CHECK(fs::is_regular_file(a.model), "'", a.model, "': analyze needs an ONNX model file");
   CompileOptions o;
   o.calib_method = a.calib_method;
+  o.calib_percentile = a.calib_percentile;
   o.scale_mode = a.scale_mode;
   o.shapes = parse_shape_options(a.shapes);
   o.deny = split_list(a.deny);
@@ -62,6 +64,7 @@ void add_analyze_command(CLI::App& app) {
   c->add_option("-o,--output-dir", a->out_dir, "Folder for analysis.json and analysis.txt (default analyze_out)");
   c->add_option("--shape", a->shapes, "Bind an input's shape (NAME=1x3x48x320), as for compile");
   c->add_option("--calib-method", a->calib_method, "As for compile (default percentile)");
+  c->add_option("--calib-percentile", a->calib_percentile, "As for compile (default 99.99)");
   c->add_option("--scale-mode", a->scale_mode, "As for compile (float or pow2)");
   c->add_option("--deny", a->deny, "As for compile: nodes kept on the CPU");
   c->add_option("--allow", a->allow, "As for compile: only these may run on the accelerator");

@@ -49,6 +49,7 @@ TEST(CompileJob, ErrorsNameTheOptionAsTheUserWroteIt) {
   CompileJob job;
   EXPECT_EQ(error_of(job, {{"bits", 12}}, kCommandLine), "--bits must be 8, 16 or 32, not 12");
   EXPECT_EQ(error_of(job, {{"calib_method", 3}}, kCommandLine), "--calib-method: wrong value type (number)");
+  EXPECT_EQ(error_of(job, {{"calib_percentile", "high"}}, kCommandLine), "--calib-percentile: wrong value type (string)");
   EXPECT_EQ(error_of(job, {{"tensor_bits", 4}}, "--config 'c.json'"), "--config 'c.json': 'tensor_bits' must be 8, 16 or 32, not 4");
   EXPECT_EQ(error_of(job, {{"nosuch", 1}}, "fixpoint.compile"), "fixpoint.compile: unknown option 'nosuch'");
   EXPECT_EQ(error_of(job, {{"bits16", 5}}, "fixpoint.compile"),
