@@ -14,7 +14,7 @@ struct AnalyzeArgs {
   std::string model, out_dir = "analyze_out", metric = "snr", calib_method = "percentile", scale_mode = "float";
   std::vector<std::string> calib, inputs, shapes, layers, deny, allow;
   int threads = 1;
-  double calib_percentile = 99.99;
+  double calib_percentile = kDefaultCalibPercentile;
   size_t rows = 20;
   bool quiet = false;
 };

@@ -19,14 +19,17 @@ struct CalibrationCache;
 // calibration samples and method) skip calibration and reuse its statistics.
 std::shared_ptr<CalibrationCache> make_calibration_cache();
 
+// --calib-percentile's default: the four dev benchmarks' compromise (docs/accuracy.md; Zero-DCE
+// wants 99.95, the OCR recognizer 99.99).
+inline constexpr double kDefaultCalibPercentile = 99.99;
+
 struct CompileOptions {
   int bits = 8;                        // 8, 16, or 32 (float reference, no calibration)
   std::string scale_mode = "float";    // "float" or "pow2"
   bool qat = false;                    // take Clip/Relu6 ranges as quantization ranges
   std::string calib_method = "percentile";  // best measured int8 OCR accuracy (docs/accuracy.md)
-  // The percentile of |x| that bounds a clipped 8-bit range (calib_method "percentile"). 99.99:
-  // the four dev benchmarks' compromise (docs/accuracy.md; Zero-DCE wants 99.95, OCR rec 99.99).
-  double calib_percentile = 99.99;
+  // The percentile of |x| that bounds a clipped 8-bit range (calib_method "percentile").
+  double calib_percentile = kDefaultCalibPercentile;
   std::vector<std::string> bits16;     // layers with 16-bit activations and weights
   std::vector<std::string> bits8;      // in a 16-bit program (bits = 16): layers kept at 8 bits
   std::vector<std::string> params16;   // layers with 16-bit weights only

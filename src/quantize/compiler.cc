@@ -135,7 +135,7 @@ void check_options(const CompileOptions& opts) {
            "--calib-method '", opts.calib_method, "' is unknown (percentile, minmax, mse)");
   FP_CHECK(opts.calib_percentile > 50 && opts.calib_percentile <= 100, "--calib-percentile must be in (50, 100], got ",
            opts.calib_percentile);
-  FP_CHECK(opts.calib_percentile == 99.99 || opts.calib_method == "percentile", "--calib-percentile ",
+  FP_CHECK(opts.calib_percentile == kDefaultCalibPercentile || opts.calib_method == "percentile", "--calib-percentile ",
            opts.calib_percentile, " applies to --calib-method percentile, not ", opts.calib_method);
 }
 

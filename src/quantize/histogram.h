@@ -16,7 +16,7 @@ class AbsHistogram {
   // quantization levels (127 or 255 for 8-bit, 32767 or 65535 for 16-bit).
   //   percentile: the `percentile`th percentile of |x| (in (50, 100])
   //   mse:        minimizes the expected squared error (clipping + rounding noise T^2/(12 levels^2))
-  double threshold(const std::string& method, int64_t levels, double percentile = 99.99) const;
+  double threshold(const std::string& method, int64_t levels, double percentile) const;
 
   // Mergeable statistics: histograms over the same range add bin by bin (integer counts held
   // exactly in doubles below 2^53: any order gives the same sums).

@@ -110,8 +110,6 @@ TEST(CalibrationStats, HistogramEqualsThePlainCount) {
   EXPECT_EQ(h.counts(), want);
 }
 
-// A cache keeps the statistics of every graph it was filled for (analyze alternates the 8-bit
-// and 16-bit graphs): recalling one brings back its own numbers, not the last graph's.
 // The percentile threshold is the upper edge of the first bin where the count from 0 reaches
 // percentile / 100 of all values (bins of width 1 here: max 2048 over 2048 bins).
 TEST(CalibrationStats, PercentileThresholdFollowsThePercentile) {
@@ -120,12 +118,13 @@ TEST(CalibrationStats, PercentileThresholdFollowsThePercentile) {
   v.push_back(-1000.5f);                 // bin 1000 (|x|)
   AbsHistogram h(2048.0);
   h.add(Tensor::from_f32(v, {static_cast<int64_t>(v.size())}));
-  EXPECT_DOUBLE_EQ(h.threshold("percentile", 255), 101.0);  // the default, 99.99
-  EXPECT_DOUBLE_EQ(h.threshold("percentile", 255, 99.99), 101.0);
+  EXPECT_DOUBLE_EQ(h.threshold("percentile", 255, kDefaultCalibPercentile), 101.0);
   EXPECT_DOUBLE_EQ(h.threshold("percentile", 255, 99.9), 1.0);
   EXPECT_DOUBLE_EQ(h.threshold("percentile", 255, 100.0), 1001.0);
 }
 
+// A cache keeps the statistics of every graph it was filled for (analyze alternates the 8-bit
+// and 16-bit graphs): recalling one brings back its own numbers, not the last graph's.
 TEST(CalibrationStats, CacheRecallsTheStatisticsOfEachGraph) {
   auto value = [](const std::string& fp, double hi) {
     CalibrationCache c;
