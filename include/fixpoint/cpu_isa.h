@@ -16,4 +16,15 @@ bool cpu_supports(const std::string& isa);
 // The ISA of this process: FIXPOINT_ISA if set (validated), else the fastest supported.
 const std::string& selected_isa();
 
+// True when this CPU has the AMX tiles with their int8 dot products (AMX-TILE, AMX-INT8) and the
+// kernel lets this process use them (Linux: arch_prctl ARCH_REQ_XCOMP_PERM for the tile data,
+// requested here once). AMX is the CPU's own matrix engine: 16 x 16 int32 tiles of exact u8 x s8
+// sums, the same sums as vpdpbusd in a different order (exact int32, so the same bits).
+bool cpu_has_amx_int8();
+
+// Whether the 8-bit convs of this process run on AMX tiles: on the "avx512vnni" ISA of a CPU
+// that has them, unless FIXPOINT_AMX=0 (FIXPOINT_AMX=1 requires them: an error where absent; any
+// other value is an error). Every choice gives the same bits.
+bool amx_enabled();
+
 }  // namespace fixpoint

@@ -30,8 +30,9 @@ class ProgramRunner {
   explicit ProgramRunner(Program p);
   const Program& program() const { return prog_; }
   // The ISA of the optimized integer kernels, chosen once from the CPU ("scalar", "avx2",
-  // "avx512vnni"), or "reference" (FIXPOINT_ISA=reference: the scalar reference kernels only).
-  // Every choice gives the same bits.
+  // "avx512vnni", "avx512vnni+amx": 8-bit convs on AMX tiles, cpu_isa.h amx_enabled()), or
+  // "reference" (FIXPOINT_ISA=reference: the scalar reference kernels only). Every choice gives
+  // the same bits.
   static const std::string& kernel_isa();
   // Threads for integer kernels; any count gives the same bits.
   void set_threads(int n) { threads_ = n < 1 ? 1 : n; }

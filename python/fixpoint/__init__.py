@@ -23,6 +23,7 @@ __version__ = "0.1.0"
 
 def kernel_isa() -> str:
     """The ISA of the optimized integer kernels chosen for this CPU ("scalar", "avx2",
-    "avx512vnni"; FIXPOINT_ISA forces one). Every choice gives the same bits."""
+    "avx512vnni", "avx512vnni+amx" where 8-bit convs run on AMX tiles; FIXPOINT_ISA forces one,
+    FIXPOINT_AMX=0 turns the tiles off). Every choice gives the same bits."""
     from ._core import kernel_isa as _isa
     return _isa()

@@ -92,7 +92,7 @@ ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
     }
     float_kernels_.push_back(std::move(fast));
     bool weighted = op.is<params::Conv>() || op.is<params::MatMul>() || op.is<params::ConvTranspose>();
-    packed_.push_back(weighted && !op.node.inputs.empty() ? xk::pack_weights(op, q_of(op.node.inputs[0]).type, selected_isa())
+    packed_.push_back(weighted && !op.node.inputs.empty() ? xk::pack_weights(op, q_of(op.node.inputs[0]).type, selected_isa(), amx_enabled())
                                                           : nullptr);
     for (const auto& in : op.node.inputs)
       if (!in.empty()) ++readers_[in];
@@ -107,7 +107,10 @@ int64_t ProgramRunner::index_of(const QOp& op) const {
   return ours ? &op - first : -1;
 }
 
-const std::string& ProgramRunner::kernel_isa() { return selected_isa(); }
+const std::string& ProgramRunner::kernel_isa() {
+  static const std::string isa = selected_isa() + (amx_enabled() ? "+amx" : "");
+  return isa;
+}
 
 QParams ProgramRunner::q_of(const std::string& t) const {
   auto it = prog_.tensors.find(t);

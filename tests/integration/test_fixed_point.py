@@ -53,6 +53,10 @@ def test_batch_rows_bit_identical(models, tmp_path, bits):
             assert one[k].tobytes() == full[k][r:r + 1].tobytes(), f"{bits}-bit output {k} row {r}"
 
 
+# (FIXPOINT_ISA, FIXPOINT_AMX): every kernel choice; AMX tiles (8-bit convs) where the CPU has them.
+KERNEL_CHOICES = [("scalar", "0"), ("avx2", "0"), ("avx512vnni", "0"), ("avx512vnni", "1")]
+
+
 @pytest.mark.parametrize("bits", ["8", "16"])
 def test_every_kernel_isa_gives_the_reference_bits(models, tmp_path, bits):
     """docs/performance.md: the optimized kernels of every ISA this CPU has, at 1 and 2 threads,
@@ -62,15 +66,15 @@ def test_every_kernel_isa_gives_the_reference_bits(models, tmp_path, bits):
     run_cli("run", prog, *feed, "-o", tmp_path / "ref", env={"FIXPOINT_ISA": "reference"})
     want = {f: (tmp_path / "ref" / f).read_bytes() for f in os.listdir(tmp_path / "ref")}
     ran = []
-    for isa in ["scalar", "avx2", "avx512vnni"]:
+    for isa, amx in KERNEL_CHOICES:
         for threads in ["1", "2"]:
-            out = tmp_path / f"{isa}_{threads}"
+            out = tmp_path / f"{isa}_{amx}_{threads}"
             p = run_cli("run", prog, *feed, "-o", out, "--threads", threads, "--repeat", "2", check=False,
-                        env={"FIXPOINT_ISA": isa})
+                        env={"FIXPOINT_ISA": isa, "FIXPOINT_AMX": amx})
             if p.returncode != 0:
-                assert "that this CPU supports" in p.stderr, p.stderr
+                assert "that this CPU supports" in p.stderr or "cannot use AMX tiles" in p.stderr, p.stderr
                 continue
-            assert f"isa={isa} threads={threads}" in p.stdout
+            assert f"isa={isa}{'+amx' if amx == '1' else ''} threads={threads}" in p.stdout
             ran.append(isa)
             for f, b in want.items():
                 assert (out / f).read_bytes() == b, f"{bits}-bit {f} with FIXPOINT_ISA={isa} --threads {threads}"
@@ -109,16 +113,18 @@ def test_whole_programs_give_the_reference_bytes_on_every_isa_and_thread_count(m
     want = {f: (tmp_path / "ref" / f).read_bytes() for f in os.listdir(tmp_path / "ref") if f.endswith(".npy")}
     assert want
     ran = set()
-    for isa in ["scalar", "avx2", "avx512vnni"]:
+    for isa, amx in KERNEL_CHOICES:
         for threads in ["1", "2", "3"]:
-            out = tmp_path / f"{isa}_{threads}"
-            p = run_cli("run", prog, *feed, "-o", out, "--threads", threads, check=False, env={"FIXPOINT_ISA": isa})
+            out = tmp_path / f"{isa}_{amx}_{threads}"
+            p = run_cli("run", prog, *feed, "-o", out, "--threads", threads, check=False,
+                        env={"FIXPOINT_ISA": isa, "FIXPOINT_AMX": amx})
             if p.returncode != 0:
-                assert "that this CPU supports" in p.stderr, p.stderr
+                assert "that this CPU supports" in p.stderr or "cannot use AMX tiles" in p.stderr, p.stderr
                 continue
             ran.add(isa)
             for f, b in want.items():
-                assert (out / f).read_bytes() == b, f"{name} int{bits}: {f} with FIXPOINT_ISA={isa} --threads {threads}"
+                assert (out / f).read_bytes() == b, \
+                    f"{name} int{bits}: {f} with FIXPOINT_ISA={isa} FIXPOINT_AMX={amx} --threads {threads}"
     assert "scalar" in ran
 
 

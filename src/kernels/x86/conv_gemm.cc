@@ -297,7 +297,7 @@ bool gemm_path_applies(const QOp& op, DType t) {
   return K * xmax * wmax < (int64_t{1} << 31);
 }
 
-std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, const std::string& isa) {
+std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, const std::string& isa, bool amx) {
   if (op.is<params::ConvTranspose>()) {  // the tiled path's rows (the run checks the geometry)
     const auto& p = op.as<params::ConvTranspose>();
     auto pw = std::make_shared<PackedWeights>();
@@ -375,6 +375,12 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     for (int64_t m = 0; m < pw->rows; ++m)
       for (int64_t k = 0; k < pw->K; ++k) pw->w8_sum[static_cast<size_t>(m)] += src[m * pw->K + k];
     pw->implicit = implicit_conv_applies(op, *u8);
+    if (pw->implicit && amx && isa == "avx512vnni" && cpu_has_amx_int8() && amx_conv_applies(op)) {
+      pw->u8 = &kGemmU8S8Amx;
+      pw->amx = true;
+      pw->w8 = pack_conv_amx(w, pw->Kp);
+      return pw;
+    }
     if (pw->implicit) {  // k in (channel quad, tap, channel % 4) order (conv_implicit.cc)
       pw->w8 = pack_conv_quads(w, pw->Kp);
       pw->pixels = op.is<params::Conv>() && pixel_form_applies(op, *u8, pw->rows, pw->K, false);
@@ -795,7 +801,7 @@ namespace {
 // Conv, MatMul and ConvTranspose without weights packed at load (ops run outside a
 // ProgramRunner): packed here.
 void pack_and_run(qref::QContext& c) {
-  std::shared_ptr<const PackedWeights> pw = pack_weights(c.op, c.in.at(0)->dtype(), selected_isa());
+  std::shared_ptr<const PackedWeights> pw = pack_weights(c.op, c.in.at(0)->dtype(), selected_isa(), amx_enabled());
   if (!pw && c.op.is<params::ConvTranspose>()) return run_conv_transpose(c, selected_isa());
   if (!pw) return qref::find_integer_kernel(std::string(c.op.kind()))(c);
   run_packed(c, *pw);

@@ -48,7 +48,8 @@ struct PackedWeights {
   bool implicit = false;                  // u8 x s8 Conv as an implicit GEMM (conv_implicit.cc)
   bool pixels = false;                    // implicit, on the kernel's pixel form (w8: pack_pixel_rows)
   bool byte_planes = false;               // implicit, 16-bit codes as two byte planes (w8, w_sum64)
-  std::vector<int8_t> w8;                 // u8 x s8: rows x Kp (implicit: pack_conv_quads' k order)
+  bool amx = false;                       // implicit, on AMX tiles (u8: kGemmU8S8Amx, w8: pack_conv_amx)
+  AlignedBytes w8;                        // u8 x s8: rows x Kp (implicit: pack_conv_quads' k order)
   std::vector<int32_t> w8_sum;            // u8 x s8: sum_k w[m][k] per row
   std::vector<std::vector<int16_t>> w16;  // int16 GEMM: one or two planes of rows x Kp (pairs: pack_conv_pairs)
   const GemmPairsKernel* pairs = nullptr; // set: 16-bit codes' Conv on the pairs kernel (conv_implicit.cc)
@@ -78,7 +79,9 @@ struct PackedWeights {
 
 // Packs a Conv or Gemm/MatMul op's weights for `isa`'s GEMM; nullptr when the op cannot take
 // the GEMM path, `isa` has no GEMM on this CPU, or it is "reference".
-std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, const std::string& isa);
+// With `amx` (on "avx512vnni", where cpu_has_amx_int8()), the 8-bit convs amx_conv_applies takes
+// run on AMX tiles.
+std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, const std::string& isa, bool amx = false);
 
 // Require c's input of pw.in_type.
 void conv_gemm(qref::QContext& c, const PackedWeights& pw);
@@ -86,13 +89,19 @@ void conv_gemm(qref::QContext& c, const PackedWeights& pw);
 // implicit_conv_applies says when pack_weights takes it; pack_conv_quads packs the int8 weights
 // in its k order and sets Kp.
 bool implicit_conv_applies(const QOp& op, const GemmU8S8Kernel& k);
-std::vector<int8_t> pack_conv_quads(const Tensor& w, int64_t& Kp);
+AlignedBytes pack_conv_quads(const Tensor& w, int64_t& Kp);
 // Whether an implicit conv takes the kernel's pixel form (gemm_u8s8.h), and its weights: the rows
 // of pack_conv_quads (M x Kp), padded with zero rows to a multiple of 16, in blocks of 64 rows,
 // [Kq][rows][4] each. byte_planes: for 16-bit codes' byte planes (PackedWeights::byte_planes),
 // whose pixel epilogue takes wide layers too.
 bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64_t K, bool byte_planes);
-std::vector<int8_t> pack_pixel_rows(const std::vector<int8_t>& quads, int64_t M, int64_t Kp);
+AlignedBytes pack_pixel_rows(const AlignedBytes& quads, int64_t M, int64_t Kp);
+// The AMX kernel's layers: one group, input channels a multiple of 64 (whole 16-quad tiles of k
+// per tap), output channels a multiple of 16. pack_conv_amx packs their int8 weights as its A
+// tiles: per block of 16 rows, per tap, per block of 16 channel quads, 16 rows x 64 bytes (the
+// quads of that block at that tap); Kp as pack_conv_quads.
+bool amx_conv_applies(const QOp& op);
+AlignedBytes pack_conv_amx(const Tensor& w, int64_t& Kp);
 void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw);
 // The same for 16-bit codes on the int16 pairs kernel (any weights): pack_conv_pairs packs the
 // weights in its k order, blocked by kb (each block's int32 sums exact), with each row's sum; or,

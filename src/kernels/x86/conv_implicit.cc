@@ -182,6 +182,7 @@ struct QuadInput {
     GemmU8S8Args args{rows, np, Kp, w, nullptr, acc, np, 1};
     args.Bq = bq;
     args.prefetch_b = bg_bytes > kCachedPlaneBytes;  // Zero-DCE's 384 x 384 layers 0.94-0.96x
+    args.taps = static_cast<int64_t>(qp.k_off.size()) / qp.CQ;
     kern.run(args);
     return acc;
   }
@@ -307,16 +308,18 @@ struct PairInput {
 // computes an output never changes its value.)
 struct ImplicitTasks {
   int64_t P, chunks, bgc, mb, mblocks, count;
-  ImplicitTasks(int64_t batch_groups, int64_t P_, int64_t mg, int threads = 1)
+  // Channel blocks are multiples of m_align rows (the kernel's tile: 6, AMX 16).
+  ImplicitTasks(int64_t batch_groups, int64_t P_, int64_t mg, int threads = 1, int64_t m_align = 6)
       : P(P_), chunks(ceil_div(P_, kPositions)), bgc(batch_groups * chunks), mb(mg) {
     const bool uneven = bgc % threads != 0 || P % kPositions != 0;
-    if (bgc < kMinTasks) mb = std::max<int64_t>(6, ceil_div(ceil_div(mg, ceil_div(kMinTasks, bgc)), 6) * 6);
-    else if (threads > 1 && uneven && mg >= 24 * threads) {
+    const int64_t a = m_align;
+    if (bgc < kMinTasks) mb = std::max<int64_t>(a, ceil_div(ceil_div(mg, ceil_div(kMinTasks, bgc)), a) * a);
+    else if (threads > 1 && uneven && mg >= 4 * a * threads) {
       // Split by channel block only where that leaves the busiest thread less work: positions times
-      // 6-row tiles (a thread's run of position tasks is at most ceil(bgc / threads) chunks).
-      const int64_t mc = ceil_div(ceil_div(mg, threads), 6) * 6;
-      const int64_t by_positions = ceil_div(bgc, threads) * kPositions * ceil_div(mg, 6);
-      const int64_t by_channels = batch_groups * P * ceil_div(mc, 6);
+      // tiles of rows (a thread's run of position tasks is at most ceil(bgc / threads) chunks).
+      const int64_t mc = ceil_div(ceil_div(mg, threads), a) * a;
+      const int64_t by_positions = ceil_div(bgc, threads) * kPositions * ceil_div(mg, a);
+      const int64_t by_channels = batch_groups * P * ceil_div(mc, a);
       if (by_channels < by_positions) mb = mc;
     }
     mblocks = ceil_div(mg, mb);
@@ -422,10 +425,10 @@ bool implicit_conv_applies(const QOp& op, const GemmU8S8Kernel& k) {
   return k.quads && op.is<params::Conv>() && (w.rank() == 3 || w.rank() == 4);
 }
 
-std::vector<int8_t> pack_conv_quads(const Tensor& w, int64_t& Kp) {
+AlignedBytes pack_conv_quads(const Tensor& w, int64_t& Kp) {
   const int64_t M = w.dim(0), cg = w.dim(1), ks = w.numel() / std::max<int64_t>(M * cg, 1), CQ = ceil_div(cg, 4);
   Kp = CQ * ks * 4;
-  std::vector<int8_t> r(static_cast<size_t>(M * Kp), 0);
+  AlignedBytes r(static_cast<size_t>(M * Kp), 0);
   const int8_t* src = w.data<int8_t>();
   for (int64_t m = 0; m < M; ++m)
     for (int64_t ci = 0; ci < cg; ++ci)
@@ -452,9 +455,29 @@ bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64
          (M >= 64 || (M >= 32 && (byte_planes || !qref::weighted(op).wide))) && w.dim(1) > 0 && K / w.dim(1) > 1;
 }
 
-std::vector<int8_t> pack_pixel_rows(const std::vector<int8_t>& quads, int64_t M, int64_t Kp) {
+bool amx_conv_applies(const QOp& op) {
+  const Tensor& w = qref::weighted(op).weight;
+  return op.is<params::Conv>() && op.node.attr_int("group", 1) == 1 && (w.rank() == 3 || w.rank() == 4) &&
+         w.dtype() == DType::Int8 && w.dim(1) % 64 == 0 && w.dim(0) % 16 == 0 && w.dim(0) > 0;
+}
+
+AlignedBytes pack_conv_amx(const Tensor& w, int64_t& Kp) {
+  const int64_t M = w.dim(0), cg = w.dim(1), ks = w.numel() / std::max<int64_t>(M * cg, 1), CB = cg / 64;
+  Kp = cg / 4 * ks * 4;
+  AlignedBytes r(static_cast<size_t>(M * Kp));
+  const int8_t* src = w.data<int8_t>();
+  // Row m, channel ci, tap kk -> block m / 16, tile (kk, ci / 64), row m % 16, byte ci % 64.
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t kk = 0; kk < ks; ++kk)
+        r[static_cast<size_t>(m / 16 * 16 * Kp + (kk * CB + ci / 64) * 1024 + m % 16 * 64 + ci % 64)] =
+            src[(m * cg + ci) * ks + kk];
+  return r;
+}
+
+AlignedBytes pack_pixel_rows(const AlignedBytes& quads, int64_t M, int64_t Kp) {
   const int64_t Mp = ceil_div(M, 16) * 16, Kq = Kp / 4;
-  std::vector<int8_t> r(static_cast<size_t>(Mp * Kp), 0);  // rows past M: weight 0
+  AlignedBytes r(static_cast<size_t>(Mp * Kp), 0);  // rows past M: weight 0
   for (int64_t m0 = 0; m0 < Mp; m0 += 64) {
     const int64_t rows = std::min<int64_t>(64, Mp - m0);
     for (int64_t m = 0; m0 + m < M && m < rows; ++m)
@@ -933,7 +956,7 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
   QuadInput in(c, geo, qp);
   const int64_t zu = in.zu;
 
-  const ImplicitTasks tasks(N * group, P, mg, c.threads);
+  const ImplicitTasks tasks(N * group, P, mg, c.threads, pw.amx ? 16 : 6);
   const GemmU8S8Kernel& kern = *pw.u8;
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -22,10 +22,28 @@
 // saturating vpmaddubsw) and `gemm_u8s8s32_scalar` (rows), chosen with the int16 GEMM
 // (gemm_s16.h).
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
+#include <vector>
 
 namespace fixpoint::xk {
+
+// Bytes on 64-byte boundaries: the packed weights of the u8 x s8 kernels (an AMX tile row that
+// crosses a cache line takes two: misaligned weight tiles had run the kernel at a third of its speed).
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+};
+using AlignedBytes = std::vector<int8_t, CacheLineAllocator<int8_t>>;
 
 struct GemmU8S8Args {
   int64_t M, N, Kp;  // C is M x N; rows of A and B are Kp bytes long
@@ -35,6 +53,7 @@ struct GemmU8S8Args {
   int64_t ldm, ldn;  // C strides of m and n
   const uint8_t* const* Bq = nullptr;  // quads kernels only: Kp/4 row pointers instead of B
   bool prefetch_b = false;  // through Bq, planes larger than the caches (GemmPairsArgs::prefetch_b)
+  int64_t taps = 1;         // quads: taps per channel quad in k order (the AMX kernel's B tiles)
 };
 
 // The pixel form of the quads GEMM (channels along the vector lanes, each output position's word
@@ -74,6 +93,10 @@ struct GemmU8S8Kernel {
 extern const GemmU8S8Kernel kGemmU8S8Scalar;
 extern const GemmU8S8Kernel kGemmU8S8Avx2;
 extern const GemmU8S8Kernel kGemmU8S8Avx512Vnni;
+// On AMX tiles (gemm_u8s8_amx.cc; where cpu_has_amx_int8()): A packed by pack_conv_amx, M and N
+// multiples of 16, Kp = taps x CQ x 4 with CQ a multiple of 16, Bq[q taps + t] = Bq[t] + q x (one
+// plane): the quads of one tap a constant stride apart (the implicit conv's planes).
+extern const GemmU8S8Kernel kGemmU8S8Amx;
 
 // The kernel for `isa` if this CPU can run it, else nullptr.
 const GemmU8S8Kernel* gemm_u8s8_for(const std::string& isa);

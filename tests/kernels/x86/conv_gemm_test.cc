@@ -215,7 +215,7 @@ Case random_matmul16_w8(uint32_t seed) { return matmul16(seed, true); }
 // int8 weights, the int16 GEMM otherwise), ConvTranspose on the int16 GEMM or the tiled u8 x s8
 // path, both with its rows packed at load (as the runtime does) and packed per call (the same
 // codes, checked here).
-Tensor run(Case& c, int threads, const std::string& isa, std::string* kernel = nullptr) {
+Tensor run(Case& c, int threads, const std::string& isa, std::string* kernel = nullptr, bool amx = false) {
   std::vector<Tensor> out(1);
   qref::QContext ctx{c.op, {&c.x}, {c.qx}, {c.qy}, out, threads};
   if (isa.empty()) {
@@ -230,7 +230,7 @@ Tensor run(Case& c, int threads, const std::string& isa, std::string* kernel = n
       EXPECT_EQ(qref::load_codes(out[0], 0), qref::load_codes(at_load[0], 0)) << "packed at load: " << c.op.node.label();
     }
   } else {
-    auto pw = xk::pack_weights(c.op, c.qx.type, isa);
+    auto pw = xk::pack_weights(c.op, c.qx.type, isa, amx);
     EXPECT_TRUE(pw) << c.op.node.label();
     if (!pw) return out[0];
     if (kernel) *kernel = pw->kernel_name();
@@ -582,6 +582,47 @@ TEST(GemmS16, TiledSixteenBitConvTransposeRunsOnThePairsKernelBitExactly) {
       expect_same_codes(run(c, 1, ""), out[0], cat("tiled s16 threads=", threads, " seed=", seed));
     }
   }
+}
+
+// An 8-bit conv the AMX kernel takes (one group, input channels a multiple of 64, output channels
+// a multiple of 16): 1-D or 2-D, any kernel size, stride, dilation and padding, and sometimes
+// few positions (tasks then split the channels in blocks of 16).
+Case random_amx_conv(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  const int64_t rank = pick(1, 2);
+  test::ConvSpec spec;
+  spec.x = {pick(1, 2), 64 * pick(1, 3)};
+  spec.M = 16 * pick(1, 9);
+  spec.pads.resize(2 * rank);
+  const bool small = pick(0, 3) == 0;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t k = pick(1, 4);
+    spec.kernel.push_back(k);
+    spec.strides.push_back(pick(1, 2));
+    spec.dilations.push_back(pick(1, 2));
+    spec.pads[i] = pick(0, k / 2 + 1);
+    spec.pads[i + rank] = pick(0, k / 2);
+    spec.x.push_back(reach(spec, static_cast<size_t>(i), small ? pick(1, 4) : rank == 1 ? pick(20, 200) : pick(5, 24)));
+  }
+  return test::make_conv_case(spec, cat("amx_conv_seed_", seed), rng, 127, false);
+}
+
+// The AMX tiles (where this CPU and OS offer them) give the reference codes, at 1-3 threads.
+TEST(GemmU8S8Amx, MatchesReferenceConvBitExactly) {
+  if (!fixpoint::cpu_has_amx_int8() || !xk::gemm_u8s8_for("avx512vnni")) GTEST_SKIP() << "no AMX-INT8 tiles here";
+  int on_amx = 0;
+  for (uint32_t seed : seeds(41000, 60)) {
+    Case c = random_amx_conv(seed);
+    Tensor want = run(c, 1, "");
+    for (int threads : {1, 2, 3}) {
+      std::string kernel;
+      Tensor got = run(c, threads, "avx512vnni", &kernel, true);
+      expect_same_codes(want, got, cat(kernel, " threads=", threads, " seed=", seed, " ", c.op.node.label()));
+      if (threads == 1 && kernel == "gemm_u8s8s32_amx") ++on_amx;
+    }
+  }
+  if (!std::getenv("FIXPOINT_TEST_SEED")) EXPECT_EQ(on_amx, 60) << "every such layer on the AMX kernel";
 }
 
 TEST(GemmS16, DispatchPicksTheWidestIsaTheCpuReports) {

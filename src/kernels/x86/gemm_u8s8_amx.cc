@@ -1,0 +1,88 @@
+// The u8 x s8 quads GEMM on AMX tiles (gemm_u8s8.h, GemmU8S8Kernel::amx): C = A B in 16 x 16
+// int32 tiles, TDPBSUD taking 16 x 16 x 64 products an instruction (vpdpbusd: 16 x 4). Compiled
+// with -mamx-tile -mamx-int8; run only where cpu_has_amx_int8() (the OS granted the tile state).
+//
+// The operands as the tiles want them:
+// * A (weights, signed): a tile is 16 output channels by 64 bytes of k; pack_conv_amx stores, per
+//   block of 16 rows, per tap, per block of 16 channel quads, that 16 x 64 tile (1 KB).
+// * B (activations, unsigned): a tile is 16 k-quads by 16 positions x 4 bytes. With one tap fixed,
+//   the quads of channel quads q, q + 1, ... are the same positions of consecutive quad planes, a
+//   plane apart (WordPlanes::k_off = tap + q plane): so a tile is 16 rows of 64 bytes, one per
+//   plane, at the stride Bq[taps] - Bq[0], read straight from the planes (no copy).
+// The sums are the exact int32 sums of the other quads kernels (any order: same bits).
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "gemm_u8s8.h"
+
+namespace fixpoint::xk {
+namespace {
+
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved0[14] = {};
+  uint16_t colsb[16] = {};  // bytes per row of each tile
+  uint8_t rows[16] = {};
+};
+
+// Tiles 0-3: C (MT x NT of them), 4-5: A of the two row blocks, 6-7: B of the two position blocks.
+template <int MT, int NT>
+void tile_block(const GemmU8S8Args& g, int64_t m0, int64_t n0, int64_t CB, size_t bstride) {
+  const int64_t tile_rows_bytes = 16 * g.Kp;  // one block of 16 rows of A
+  _tile_zero(0);
+  if constexpr (NT == 2) _tile_zero(1);
+  if constexpr (MT == 2) _tile_zero(2);
+  if constexpr (MT == 2 && NT == 2) _tile_zero(3);
+  const int8_t* a = g.A + m0 * g.Kp;
+  // Tiles are not renamed: a load waits for the products still reading its tile. Ordered so that
+  // each load's wait overlaps products on other tiles (A0, B0, B1, then A1 after the first two).
+  for (int64_t kk = 0; kk < g.taps; ++kk)
+    for (int64_t cb = 0; cb < CB; ++cb, a += 1024) {
+      const uint8_t* b = g.Bq[cb * 16 * g.taps + kk] + n0 * 4;
+      _tile_loadd(4, a, 64);
+      _tile_loadd(6, b, bstride);
+      _tile_dpbsud(0, 4, 6);
+      if constexpr (NT == 2) {
+        _tile_loadd(7, b + 64, bstride);
+        _tile_dpbsud(1, 4, 7);
+      }
+      if constexpr (MT == 2) {
+        _tile_loadd(5, a + tile_rows_bytes, 64);
+        _tile_dpbsud(2, 5, 6);
+        if constexpr (NT == 2) _tile_dpbsud(3, 5, 7);
+      }
+    }
+  int32_t* c = g.C + m0 * g.ldm + n0;
+  const size_t ldc = static_cast<size_t>(g.ldm) * 4;
+  _tile_stored(0, c, ldc);
+  if constexpr (NT == 2) _tile_stored(1, c + 16, ldc);
+  if constexpr (MT == 2) _tile_stored(2, c + 16 * g.ldm, ldc);
+  if constexpr (MT == 2 && NT == 2) _tile_stored(3, c + 16 * g.ldm + 16, ldc);
+}
+
+// M and N multiples of 16, ldn = 1, Kp = taps x CQ x 4 with CQ a multiple of 16 (amx_conv_applies).
+void run_amx(const GemmU8S8Args& g) {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  _tile_loadconfig(&cfg);
+  const int64_t CQ = g.Kp / 4 / g.taps, CB = CQ / 16;
+  const auto bstride = static_cast<size_t>(g.Bq[g.taps] - g.Bq[0]);  // bytes from one channel quad's plane to the next
+  for (int64_t m0 = 0; m0 < g.M; m0 += 32) {
+    const bool m2 = g.M - m0 >= 32;
+    for (int64_t n0 = 0; n0 < g.N; n0 += 32) {
+      const bool n2 = g.N - n0 >= 32;
+      if (m2 && n2) tile_block<2, 2>(g, m0, n0, CB, bstride);
+      else if (m2) tile_block<2, 1>(g, m0, n0, CB, bstride);
+      else if (n2) tile_block<1, 2>(g, m0, n0, CB, bstride);
+      else tile_block<1, 1>(g, m0, n0, CB, bstride);
+    }
+  }
+  _tile_release();
+}
+
+}  // namespace
+
+const GemmU8S8Kernel kGemmU8S8Amx{"gemm_u8s8s32_amx", "avx512vnni", 4, true, 16, run_amx};
+
+}  // namespace fixpoint::xk
