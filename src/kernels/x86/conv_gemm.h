@@ -96,10 +96,12 @@ AlignedBytes pack_conv_quads(const Tensor& w, int64_t& Kp);
 // whose pixel epilogue takes wide layers too.
 bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64_t K, bool byte_planes);
 AlignedBytes pack_pixel_rows(const AlignedBytes& quads, int64_t M, int64_t Kp);
-// The AMX kernel's layers: one group, input channels a multiple of 64 (whole 16-quad tiles of k
-// per tap), output channels a multiple of 16. pack_conv_amx packs their int8 weights as its A
-// tiles: per block of 16 rows, per tap, per block of 16 channel quads, 16 rows x 64 bytes (the
-// quads of that block at that tap); Kp as pack_conv_quads.
+// The AMX kernel's layers: one group, at least kAmxMinChannels input channels (a B tile takes 16
+// channel quads of one tap: fewer leave rows of it on zero weights) and 16 output channels.
+// pack_conv_amx packs their int8 weights as its A tiles: per block of 16 rows (the last padded
+// with zero rows), per tap, per block of 64 channels (zero past the last), 16 rows x 64 bytes;
+// Kp = ceil(cg / 64) x 64 x taps (16 Kp: one block of rows).
+constexpr int64_t kAmxMinChannels = 32;
 bool amx_conv_applies(const QOp& op);
 AlignedBytes pack_conv_amx(const Tensor& w, int64_t& Kp);
 void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw);

@@ -52,7 +52,9 @@ struct WordPlanes {
   int64_t words;                 // words per (batch row, group), slack included
   std::vector<int64_t> k_off;    // per group of four k: word offset of its reads at position 0
 
-  WordPlanes(const ref::ConvGeometry& geo, int64_t cq) : CQ(cq) {
+  // over_read: channel quads a reader takes past the last plane (the AMX kernel reads B tiles of
+  // 16 quads; their rows past CQ meet zero weights, so any bytes there give the same sums).
+  WordPlanes(const ref::ConvGeometry& geo, int64_t cq, int64_t over_read = 0) : CQ(cq) {
     const ref::Window& w = geo.w3;
     sy = w.stride[1];
     sx = w.stride[2];
@@ -76,7 +78,7 @@ struct WordPlanes {
       if (index[ph] >= 0) index[ph] = static_cast<int64_t>(phases.size()), phases.push_back(static_cast<int64_t>(ph));
     // A task reads up to 15 positions past the last one (the kernel's 16-lane tail) plus the
     // largest tap offset: past the last plane by at most Wq + 16 words (zeroed slack).
-    words = static_cast<int64_t>(phases.size()) * CQ * plane + Wq + 16;
+    words = (static_cast<int64_t>(phases.size()) * CQ + over_read) * plane + Wq + 16;
     for (size_t kk = 0; kk < ks; ++kk) tap[kk] += index[static_cast<size_t>(tap_phase[kk])] * CQ * plane;
     k_off.resize(static_cast<size_t>(CQ) * ks);
     for (int64_t q = 0; q < CQ; ++q)
@@ -161,7 +163,7 @@ struct QuadInput {
     for (int64_t bg = 0; bg < geo.N * geo.group; ++bg) {
       uint8_t* d = planes.data() + bg * bg_bytes;
       fill_quad_planes(geo, qp, xb, flip, static_cast<uint8_t>(zu), bg / geo.group, bg % geo.group, d, c.threads);
-      std::memset(d + used, 0, static_cast<size_t>(bg_bytes - used));
+      std::memset(d + used, 0, static_cast<size_t>(std::min<int64_t>(bg_bytes - used, (qp.Wq + 16) * 4)));
     }
   }
   // The indirection buffer of a task (this thread's): for each of the kq groups of four k, where
@@ -177,12 +179,14 @@ struct QuadInput {
   // (batch row, group) bg.
   int32_t* gemm(const GemmU8S8Kernel& kern, const WordPlanes& qp, int64_t bg, int64_t p0, const int8_t* w,
                 int64_t rows, int64_t np, int64_t Kp) {
-    const uint8_t** bq = word_pointers(qp, bg, p0, Kp / 4);
-    int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(rows * np));
+    const uint8_t** bq = word_pointers(qp, bg, p0, static_cast<int64_t>(qp.k_off.size()));
+    // (The AMX kernel stores whole tiles of 16 rows: the rows past `rows` have weight 0.)
+    int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(ceil_div(rows, 16) * 16 * np));
     GemmU8S8Args args{rows, np, Kp, w, nullptr, acc, np, 1};
     args.Bq = bq;
     args.prefetch_b = bg_bytes > kCachedPlaneBytes;  // Zero-DCE's 384 x 384 layers 0.94-0.96x
     args.taps = static_cast<int64_t>(qp.k_off.size()) / qp.CQ;
+    args.quad_stride = qp.plane * 4;
     kern.run(args);
     return acc;
   }
@@ -458,13 +462,14 @@ bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64
 bool amx_conv_applies(const QOp& op) {
   const Tensor& w = qref::weighted(op).weight;
   return op.is<params::Conv>() && op.node.attr_int("group", 1) == 1 && (w.rank() == 3 || w.rank() == 4) &&
-         w.dtype() == DType::Int8 && w.dim(1) % 64 == 0 && w.dim(0) % 16 == 0 && w.dim(0) > 0;
+         w.dtype() == DType::Int8 && w.dim(1) >= kAmxMinChannels && w.dim(0) >= 16;
 }
 
 AlignedBytes pack_conv_amx(const Tensor& w, int64_t& Kp) {
-  const int64_t M = w.dim(0), cg = w.dim(1), ks = w.numel() / std::max<int64_t>(M * cg, 1), CB = cg / 64;
-  Kp = cg / 4 * ks * 4;
-  AlignedBytes r(static_cast<size_t>(M * Kp));
+  const int64_t M = w.dim(0), cg = w.dim(1), ks = w.numel() / std::max<int64_t>(M * cg, 1);
+  const int64_t CB = ceil_div(cg, 64), Mp = ceil_div(M, 16) * 16;
+  Kp = CB * 64 * ks;  // a row's bytes: 16 rows of it are one block of ks x CB A tiles
+  AlignedBytes r(static_cast<size_t>(Mp * Kp), 0);  // channels past cg, rows past M: weight 0
   const int8_t* src = w.data<int8_t>();
   // Row m, channel ci, tap kk -> block m / 16, tile (kk, ci / 64), row m % 16, byte ci % 64.
   for (int64_t m = 0; m < M; ++m)
@@ -951,7 +956,7 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
   const int64_t N = geo.N, M = geo.M, group = geo.group, mg = geo.mg, OH = geo.w3.out[1], OW = geo.w3.out[2];
   const int64_t Kp = pw.Kp, CQ = ceil_div(geo.cg, 4);
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
-  WordPlanes qp(geo, CQ);
+  WordPlanes qp(geo, CQ, pw.amx ? ceil_div(CQ, 16) * 16 - CQ : 0);
   const int64_t P = OH * qp.Wq;
   QuadInput in(c, geo, qp);
   const int64_t zu = in.zu;

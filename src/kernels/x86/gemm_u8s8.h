@@ -53,7 +53,8 @@ struct GemmU8S8Args {
   int64_t ldm, ldn;  // C strides of m and n
   const uint8_t* const* Bq = nullptr;  // quads kernels only: Kp/4 row pointers instead of B
   bool prefetch_b = false;  // through Bq, planes larger than the caches (GemmPairsArgs::prefetch_b)
-  int64_t taps = 1;         // quads: taps per channel quad in k order (the AMX kernel's B tiles)
+  int64_t taps = 1;         // AMX: taps per channel quad in Bq's order (q taps + tap)
+  int64_t quad_stride = 0;  // AMX: bytes from one channel quad's plane to the next
 };
 
 // The pixel form of the quads GEMM (channels along the vector lanes, each output position's word
@@ -93,9 +94,10 @@ struct GemmU8S8Kernel {
 extern const GemmU8S8Kernel kGemmU8S8Scalar;
 extern const GemmU8S8Kernel kGemmU8S8Avx2;
 extern const GemmU8S8Kernel kGemmU8S8Avx512Vnni;
-// On AMX tiles (gemm_u8s8_amx.cc; where cpu_has_amx_int8()): A packed by pack_conv_amx, M and N
-// multiples of 16, Kp = taps x CQ x 4 with CQ a multiple of 16, Bq[q taps + t] = Bq[t] + q x (one
-// plane): the quads of one tap a constant stride apart (the implicit conv's planes).
+// On AMX tiles (gemm_u8s8_amx.cc; where cpu_has_amx_int8()): A packed by pack_conv_amx (Kp its
+// row length, M rows rounded up to 16: C gets whole tiles of 16 rows), N a multiple of 16, Bq[q
+// taps + t] = Bq[t] + q quad_stride (the implicit conv's planes), readable for quads up to CQ
+// rounded up to 16.
 extern const GemmU8S8Kernel kGemmU8S8Amx;
 
 // The kernel for `isa` if this CPU can run it, else nullptr.

@@ -29,7 +29,7 @@ struct alignas(64) TileConfig {
 // Tiles 0-3: C (MT x NT of them), 4-5: A of the two row blocks, 6-7: B of the two position blocks.
 template <int MT, int NT>
 void tile_block(const GemmU8S8Args& g, int64_t m0, int64_t n0, int64_t CB, size_t bstride) {
-  const int64_t tile_rows_bytes = 16 * g.Kp;  // one block of 16 rows of A
+  const int64_t tile_rows_bytes = 16 * g.Kp;  // one block of 16 rows of A (pack_conv_amx)
   _tile_zero(0);
   if constexpr (NT == 2) _tile_zero(1);
   if constexpr (MT == 2) _tile_zero(2);
@@ -61,15 +61,15 @@ void tile_block(const GemmU8S8Args& g, int64_t m0, int64_t n0, int64_t CB, size_
   if constexpr (MT == 2 && NT == 2) _tile_stored(3, c + 16 * g.ldm + 16, ldc);
 }
 
-// M and N multiples of 16, ldn = 1, Kp = taps x CQ x 4 with CQ a multiple of 16 (amx_conv_applies).
+// C: whole tiles of 16 rows (M rounded up), N a multiple of 16, ldn = 1 (gemm_u8s8.h).
 void run_amx(const GemmU8S8Args& g) {
   TileConfig cfg;
   for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
   _tile_loadconfig(&cfg);
-  const int64_t CQ = g.Kp / 4 / g.taps, CB = CQ / 16;
-  const auto bstride = static_cast<size_t>(g.Bq[g.taps] - g.Bq[0]);  // bytes from one channel quad's plane to the next
+  const int64_t CB = g.Kp / 64 / g.taps;  // blocks of 16 channel quads
+  const auto bstride = static_cast<size_t>(g.quad_stride);
   for (int64_t m0 = 0; m0 < g.M; m0 += 32) {
-    const bool m2 = g.M - m0 >= 32;
+    const bool m2 = g.M - m0 > 16;
     for (int64_t n0 = 0; n0 < g.N; n0 += 32) {
       const bool n2 = g.N - n0 >= 32;
       if (m2 && n2) tile_block<2, 2>(g, m0, n0, CB, bstride);

@@ -584,16 +584,16 @@ TEST(GemmS16, TiledSixteenBitConvTransposeRunsOnThePairsKernelBitExactly) {
   }
 }
 
-// An 8-bit conv the AMX kernel takes (one group, input channels a multiple of 64, output channels
-// a multiple of 16): 1-D or 2-D, any kernel size, stride, dilation and padding, and sometimes
-// few positions (tasks then split the channels in blocks of 16).
+// An 8-bit conv the AMX kernel takes (one group, at least 32 input channels, 16 output channels;
+// counts of whole tiles and not): 1-D or 2-D, any kernel size, stride, dilation and padding, and
+// sometimes few positions (tasks then split the channels in blocks of 16).
 Case random_amx_conv(uint32_t seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
   const int64_t rank = pick(1, 2);
   test::ConvSpec spec;
-  spec.x = {pick(1, 2), 64 * pick(1, 3)};
-  spec.M = 16 * pick(1, 9);
+  spec.x = {pick(1, 2), pick(0, 1) ? 64 * pick(1, 3) : pick(xk::kAmxMinChannels, 200)};
+  spec.M = pick(0, 1) ? 16 * pick(1, 9) : pick(16, 150);
   spec.pads.resize(2 * rank);
   const bool small = pick(0, 3) == 0;
   for (int64_t i = 0; i < rank; ++i) {
