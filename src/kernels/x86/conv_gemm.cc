@@ -297,6 +297,13 @@ bool gemm_path_applies(const QOp& op, DType t) {
   return K * xmax * wmax < (int64_t{1} << 31);
 }
 
+namespace {
+// Whether an implicit 8-bit-weight conv runs on AMX tiles (pack_weights' amx).
+bool amx_takes(const QOp& op, const std::string& isa, bool amx) {
+  return amx && isa == "avx512vnni" && cpu_has_amx_int8() && amx_conv_applies(op);
+}
+}  // namespace
+
 std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, const std::string& isa, bool amx) {
   if (op.is<params::ConvTranspose>()) {  // the tiled path's rows (the run checks the geometry)
     const auto& p = op.as<params::ConvTranspose>();
@@ -357,8 +364,27 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     const int8_t* src = w.data<int8_t>();
     for (int64_t m = 0; m < pw->rows; ++m)
       for (int64_t k = 0; k < pw->K; ++k) pw->w_sum64[static_cast<size_t>(m)] += src[m * pw->K + k];
+    if (amx_takes(op, isa, amx)) {  // each byte plane's sums on the tiles (the int64 path after them)
+      pw->u8 = &kGemmU8S8Amx;
+      pw->amx = true;
+      pw->w8 = pack_conv_amx(w, pw->Kp);
+      return pw;
+    }
     pw->pixels = op.is<params::Conv>() && pixel_form_applies(op, *u8, pw->rows, pw->K, true);
     if (pw->pixels) pw->w8 = pack_pixel_rows(pw->w8, pw->rows, pw->Kp);
+    return pw;
+  }
+  if (u8 && is_16bit(in_type) && w.dtype() == DType::Int16 && !depthwise && implicit_conv_applies(op, *u8) &&
+      amx_takes(op, isa, amx)) {
+    // 16-bit codes and weights: both as byte planes, four sums on the tiles (BytePlanes::sums16)
+    pw->u8 = &kGemmU8S8Amx;
+    pw->implicit = pw->byte_planes = pw->amx = true;
+    pw->w8 = pack_conv_amx(w, pw->Kp, 1);
+    pw->w8_lo = pack_conv_amx(w, pw->Kp, 0);
+    pw->w_sum64.assign(static_cast<size_t>(pw->rows), 0);
+    for (int64_t m = 0; m < pw->rows; ++m)
+      for (int64_t k = 0; k < pw->K; ++k)
+        pw->w_sum64[static_cast<size_t>(m)] += static_cast<int64_t>(w.get_f64(m * pw->K + k));
     return pw;
   }
   const GemmPairsKernel* pairs = gemm_s16_pairs_for(isa);
@@ -375,7 +401,7 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     for (int64_t m = 0; m < pw->rows; ++m)
       for (int64_t k = 0; k < pw->K; ++k) pw->w8_sum[static_cast<size_t>(m)] += src[m * pw->K + k];
     pw->implicit = implicit_conv_applies(op, *u8);
-    if (pw->implicit && amx && isa == "avx512vnni" && cpu_has_amx_int8() && amx_conv_applies(op)) {
+    if (pw->implicit && amx_takes(op, isa, amx)) {
       pw->u8 = &kGemmU8S8Amx;
       pw->amx = true;
       pw->w8 = pack_conv_amx(w, pw->Kp);

@@ -50,6 +50,7 @@ struct PackedWeights {
   bool byte_planes = false;               // implicit, 16-bit codes as two byte planes (w8, w_sum64)
   bool amx = false;                       // implicit, on AMX tiles (u8: kGemmU8S8Amx, w8: pack_conv_amx)
   AlignedBytes w8;                        // u8 x s8: rows x Kp (implicit: pack_conv_quads' k order)
+  AlignedBytes w8_lo;                     // amx, 16-bit weights: the low bytes (w8: the high ones)
   std::vector<int32_t> w8_sum;            // u8 x s8: sum_k w[m][k] per row
   std::vector<std::vector<int16_t>> w16;  // int16 GEMM: one or two planes of rows x Kp (pairs: pack_conv_pairs)
   const GemmPairsKernel* pairs = nullptr; // set: 16-bit codes' Conv on the pairs kernel (conv_implicit.cc)
@@ -96,14 +97,17 @@ AlignedBytes pack_conv_quads(const Tensor& w, int64_t& Kp);
 // whose pixel epilogue takes wide layers too.
 bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64_t K, bool byte_planes);
 AlignedBytes pack_pixel_rows(const AlignedBytes& quads, int64_t M, int64_t Kp);
-// The AMX kernel's layers: one group, at least kAmxMinChannels input channels (a B tile takes 16
+// The AMX kernel's layers (int8 weights, or int16 ones as two byte planes where K 255^2 < 2^31):
+// one group, at least kAmxMinChannels input channels (a B tile takes 16
 // channel quads of one tap: fewer leave rows of it on zero weights) and 16 output channels.
 // pack_conv_amx packs their int8 weights as its A tiles: per block of 16 rows (the last padded
 // with zero rows), per tap, per block of 64 channels (zero past the last), 16 rows x 64 bytes;
 // Kp = ceil(cg / 64) x 64 x taps (16 Kp: one block of rows).
 constexpr int64_t kAmxMinChannels = 32;
 bool amx_conv_applies(const QOp& op);
-AlignedBytes pack_conv_amx(const Tensor& w, int64_t& Kp);
+// byte: -1 for int8 weights; for int16 weights w = 2^8 hi + lo, 1 packs hi (signed), 0 lo (the
+// unsigned byte, for kGemmU8U8Amx).
+AlignedBytes pack_conv_amx(const Tensor& w, int64_t& Kp, int byte = -1);
 void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw);
 // The same for 16-bit codes on the int16 pairs kernel (any weights): pack_conv_pairs packs the
 // weights in its k order, blocked by kb (each block's int32 sums exact), with each row's sum; or,

@@ -381,6 +381,19 @@ struct BytePlanes {
     add_shifted_s32_avx512(sum, lo.gemm(kern, qp, bg, p0, w, rows, np, Kp), rows * np, 0);
     return sum;
   }
+  // The same for 16-bit weights as byte planes on the AMX tiles (PackedWeights::w8_lo): w = 2^8 wh
+  // + wl, sum u w = 2^16 sum uh wh + 2^8 (sum ul wh + sum uh wl) + sum ul wl, each sum exact in
+  // int32 (u8 x s8: 255 128 K; u8 x u8: 255 255 K < 2^31, amx_conv_applies).
+  int64_t* sums16(const WordPlanes& qp, int64_t bg, int64_t p0, const int8_t* wh, const int8_t* wl, int64_t rows,
+                  int64_t np, int64_t Kp) {
+    int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(rows * np), int64_t{0});
+    const int64_t n = rows * np;
+    add_shifted_s32_avx512(sum, hi.gemm(kGemmU8S8Amx, qp, bg, p0, wh, rows, np, Kp), n, 16);
+    add_shifted_s32_avx512(sum, lo.gemm(kGemmU8S8Amx, qp, bg, p0, wh, rows, np, Kp), n, 8);
+    add_shifted_s32_avx512(sum, hi.gemm(kGemmU8U8Amx, qp, bg, p0, wl, rows, np, Kp), n, 8);
+    add_shifted_s32_avx512(sum, lo.gemm(kGemmU8U8Amx, qp, bg, p0, wl, rows, np, Kp), n, 0);
+    return sum;
+  }
 };
 
 // One task of a 16-bit layer whose packed rows form `groups` groups of rows_per_group: its (batch
@@ -399,7 +412,9 @@ struct WideTile {
   WideTile(const ImplicitTasks& tasks, int64_t task, BytePlanes& in, const WordPlanes& qp, const PackedWeights& pw,
            int64_t groups, int64_t rows_per_group)
       : WideTile(tasks, task, pw.u8->n_align, rows_per_group) {
-    sum = in.sums(*pw.u8, qp, bg, p0, pw.w8.data() + (bg % groups * rows_per_group + r0) * pw.Kp, rows, np, pw.Kp);
+    const int64_t w0 = (bg % groups * rows_per_group + r0) * pw.Kp;
+    sum = pw.w8_lo.empty() ? in.sums(*pw.u8, qp, bg, p0, pw.w8.data() + w0, rows, np, pw.Kp)
+                           : in.sums16(qp, bg, p0, pw.w8.data() + w0, pw.w8_lo.data() + w0, rows, np, pw.Kp);
   }
 
  private:
@@ -461,22 +476,31 @@ bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64
 
 bool amx_conv_applies(const QOp& op) {
   const Tensor& w = qref::weighted(op).weight;
-  return op.is<params::Conv>() && op.node.attr_int("group", 1) == 1 && (w.rank() == 3 || w.rank() == 4) &&
-         w.dtype() == DType::Int8 && w.dim(1) >= kAmxMinChannels && w.dim(0) >= 16;
+  if (!op.is<params::Conv>() || op.node.attr_int("group", 1) != 1 || (w.rank() != 3 && w.rank() != 4) ||
+      w.dim(1) < kAmxMinChannels || w.dim(0) < 16)
+    return false;
+  if (w.dtype() == DType::Int8) return true;
+  // 16-bit weights as two byte planes: the low bytes' u8 x u8 sums exact in int32
+  return w.dtype() == DType::Int16 && w.numel() / w.dim(0) * 255 * 255 < (int64_t{1} << 31);
 }
 
-AlignedBytes pack_conv_amx(const Tensor& w, int64_t& Kp) {
+AlignedBytes pack_conv_amx(const Tensor& w, int64_t& Kp, int byte) {
   const int64_t M = w.dim(0), cg = w.dim(1), ks = w.numel() / std::max<int64_t>(M * cg, 1);
   const int64_t CB = ceil_div(cg, 64), Mp = ceil_div(M, 16) * 16;
   Kp = CB * 64 * ks;  // a row's bytes: 16 rows of it are one block of ks x CB A tiles
   AlignedBytes r(static_cast<size_t>(Mp * Kp), 0);  // channels past cg, rows past M: weight 0
-  const int8_t* src = w.data<int8_t>();
+  // w = 2^8 hi + lo: hi = w >> 8 in [-128, 127], lo = w & 255 (stored as the byte it is)
+  auto value = [&](int64_t i) -> int8_t {
+    if (byte < 0) return w.data<int8_t>()[i];
+    const auto v = static_cast<int64_t>(w.data<int16_t>()[i]);
+    return static_cast<int8_t>(static_cast<uint8_t>(byte ? (v >> 8) & 255 : v & 255));
+  };
   // Row m, channel ci, tap kk -> block m / 16, tile (kk, ci / 64), row m % 16, byte ci % 64.
   for (int64_t m = 0; m < M; ++m)
     for (int64_t ci = 0; ci < cg; ++ci)
       for (int64_t kk = 0; kk < ks; ++kk)
         r[static_cast<size_t>(m / 16 * 16 * Kp + (kk * CB + ci / 64) * 1024 + m % 16 * 64 + ci % 64)] =
-            src[(m * cg + ci) * ks + kk];
+            value((m * cg + ci) * ks + kk);
   return r;
 }
 
@@ -820,7 +844,7 @@ void conv_wide_sums(qref::QContext& c, const PackedWeights& pw, const ref::ConvG
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
   const int64_t P = OH * qp.Wq;
   const int64_t zu = in.zu;
-  const ImplicitTasks tasks(N * group, P, mg, c.threads);
+  const ImplicitTasks tasks(N * group, P, mg, c.threads, pw.amx ? 16 : 6);
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* yp = y.data<T>();
@@ -857,7 +881,8 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
   FP_CHECK(geo.w3.in[0] == 1 && geo.w3.kernel[0] == 1 && geo.cg * geo.ks == pw.K && geo.M == pw.rows,
            op.node.label(), ": packed weights do not fit the layer");
   if (pw.byte_planes) {
-    WordPlanes qp(geo, ceil_div(geo.cg, 4));
+    const int64_t CQ = ceil_div(geo.cg, 4);
+    WordPlanes qp(geo, CQ, pw.amx ? ceil_div(CQ, 16) * 16 - CQ : 0);
     BytePlanes in(c, geo, qp);
     if (!pw.pixels) return conv_wide_sums(c, pw, geo, qp, in);
     FP_CHECK(geo.group == 1 && pw.u8->pixels, op.node.label(), ": packed weights do not fit the layer");

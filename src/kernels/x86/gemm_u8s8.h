@@ -99,6 +99,9 @@ extern const GemmU8S8Kernel kGemmU8S8Avx512Vnni;
 // taps + t] = Bq[t] + q quad_stride (the implicit conv's planes), readable for quads up to CQ
 // rounded up to 16.
 extern const GemmU8S8Kernel kGemmU8S8Amx;
+// The same with A's bytes unsigned (TDPBUUD): the low bytes of 16-bit weights, A packed by
+// pack_conv_amx(w, Kp, 0). Its sums are exact in int32 where K 255 255 < 2^31.
+extern const GemmU8S8Kernel kGemmU8U8Amx;
 
 // The kernel for `isa` if this CPU can run it, else nullptr.
 const GemmU8S8Kernel* gemm_u8s8_for(const std::string& isa);

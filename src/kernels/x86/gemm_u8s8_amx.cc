@@ -1,5 +1,6 @@
-// The u8 x s8 quads GEMM on AMX tiles (gemm_u8s8.h, GemmU8S8Kernel::amx): C = A B in 16 x 16
-// int32 tiles, TDPBSUD taking 16 x 16 x 64 products an instruction (vpdpbusd: 16 x 4). Compiled
+// The u8 x s8 quads GEMM on AMX tiles (gemm_u8s8.h, kGemmU8S8Amx): C = A B in 16 x 16 int32
+// tiles, TDPBSUD taking 16 x 16 x 64 products an instruction (vpdpbusd: 16 x 4); and u8 x u8
+// (kGemmU8U8Amx, TDPBUUD) for the low bytes of 16-bit weights. Compiled
 // with -mamx-tile -mamx-int8; run only where cpu_has_amx_int8() (the OS granted the tile state).
 //
 // The operands as the tiles want them:
@@ -26,8 +27,17 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
+// C += A B on tiles: A's bytes signed (TDPBSUD) or, kUnsigned, unsigned (TDPBUUD: the low bytes of
+// 16-bit weights). (A macro: the intrinsics take the tile numbers as literals.)
+#define FIXPOINT_AMX_DOT(C, A, B)   \
+  if constexpr (kUnsigned) {        \
+    _tile_dpbuud(C, A, B);          \
+  } else {                          \
+    _tile_dpbsud(C, A, B);          \
+  }
+
 // Tiles 0-3: C (MT x NT of them), 4-5: A of the two row blocks, 6-7: B of the two position blocks.
-template <int MT, int NT>
+template <bool kUnsigned, int MT, int NT>
 void tile_block(const GemmU8S8Args& g, int64_t m0, int64_t n0, int64_t CB, size_t bstride) {
   const int64_t tile_rows_bytes = 16 * g.Kp;  // one block of 16 rows of A (pack_conv_amx)
   _tile_zero(0);
@@ -42,15 +52,15 @@ void tile_block(const GemmU8S8Args& g, int64_t m0, int64_t n0, int64_t CB, size_
       const uint8_t* b = g.Bq[cb * 16 * g.taps + kk] + n0 * 4;
       _tile_loadd(4, a, 64);
       _tile_loadd(6, b, bstride);
-      _tile_dpbsud(0, 4, 6);
+      FIXPOINT_AMX_DOT(0, 4, 6)
       if constexpr (NT == 2) {
         _tile_loadd(7, b + 64, bstride);
-        _tile_dpbsud(1, 4, 7);
+        FIXPOINT_AMX_DOT(1, 4, 7)
       }
       if constexpr (MT == 2) {
         _tile_loadd(5, a + tile_rows_bytes, 64);
-        _tile_dpbsud(2, 5, 6);
-        if constexpr (NT == 2) _tile_dpbsud(3, 5, 7);
+        FIXPOINT_AMX_DOT(2, 5, 6)
+        if constexpr (NT == 2) FIXPOINT_AMX_DOT(3, 5, 7)
       }
     }
   int32_t* c = g.C + m0 * g.ldm + n0;
@@ -62,6 +72,7 @@ void tile_block(const GemmU8S8Args& g, int64_t m0, int64_t n0, int64_t CB, size_
 }
 
 // C: whole tiles of 16 rows (M rounded up), N a multiple of 16, ldn = 1 (gemm_u8s8.h).
+template <bool kUnsigned>
 void run_amx(const GemmU8S8Args& g) {
   TileConfig cfg;
   for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
@@ -72,10 +83,10 @@ void run_amx(const GemmU8S8Args& g) {
     const bool m2 = g.M - m0 > 16;
     for (int64_t n0 = 0; n0 < g.N; n0 += 32) {
       const bool n2 = g.N - n0 >= 32;
-      if (m2 && n2) tile_block<2, 2>(g, m0, n0, CB, bstride);
-      else if (m2) tile_block<2, 1>(g, m0, n0, CB, bstride);
-      else if (n2) tile_block<1, 2>(g, m0, n0, CB, bstride);
-      else tile_block<1, 1>(g, m0, n0, CB, bstride);
+      if (m2 && n2) tile_block<kUnsigned, 2, 2>(g, m0, n0, CB, bstride);
+      else if (m2) tile_block<kUnsigned, 2, 1>(g, m0, n0, CB, bstride);
+      else if (n2) tile_block<kUnsigned, 1, 2>(g, m0, n0, CB, bstride);
+      else tile_block<kUnsigned, 1, 1>(g, m0, n0, CB, bstride);
     }
   }
   _tile_release();
@@ -83,6 +94,7 @@ void run_amx(const GemmU8S8Args& g) {
 
 }  // namespace
 
-const GemmU8S8Kernel kGemmU8S8Amx{"gemm_u8s8s32_amx", "avx512vnni", 4, true, 16, run_amx};
+const GemmU8S8Kernel kGemmU8S8Amx{"gemm_u8s8s32_amx", "avx512vnni", 4, true, 16, run_amx<false>};
+const GemmU8S8Kernel kGemmU8U8Amx{"gemm_u8u8s32_amx", "avx512vnni", 4, true, 16, run_amx<true>};
 
 }  // namespace fixpoint::xk

@@ -584,7 +584,7 @@ TEST(GemmS16, TiledSixteenBitConvTransposeRunsOnThePairsKernelBitExactly) {
   }
 }
 
-// An 8-bit conv the AMX kernel takes (one group, at least 32 input channels, 16 output channels;
+// An int8-weight conv the AMX kernel takes (one group, at least 32 input channels, 16 output channels;
 // counts of whole tiles and not): 1-D or 2-D, any kernel size, stride, dilation and padding, and
 // sometimes few positions (tasks then split the channels in blocks of 16).
 Case random_amx_conv(uint32_t seed) {
@@ -605,7 +605,9 @@ Case random_amx_conv(uint32_t seed) {
     spec.pads[i + rank] = pick(0, k / 2);
     spec.x.push_back(reach(spec, static_cast<size_t>(i), small ? pick(1, 4) : rank == 1 ? pick(20, 200) : pick(5, 24)));
   }
-  return test::make_conv_case(spec, cat("amx_conv_seed_", seed), rng, 127, false);
+  // A third each: 8-bit codes; 16-bit codes with int8 weights (each byte plane's sums on the
+  // tiles); 16-bit codes and weights (four byte-plane sums)
+  return test::make_conv_case(spec, cat("amx_conv_seed_", seed), rng, seed % 3 == 2 ? 32767 : 127, seed % 3 != 0);
 }
 
 // The AMX tiles (where this CPU and OS offer them) give the reference codes, at 1-3 threads.
