@@ -2,10 +2,14 @@
 // instruction kind run back to back on independent accumulators per thread (enough chains to
 // hide each instruction's latency), at 1 thread and at `threads` threads. bench/speed.py divides
 // the GMAC/s a model or a layer reaches by these to say how far a kernel is from the silicon.
-// Prints one JSON object; kinds the CPU lacks are reported as null.
+// Prints one JSON object; kinds the CPU lacks are reported as null (amx_int8: AMX tiles, where the
+// CPU has them and the OS lets the process use them).
 //
 // usage: peak [threads]   (default 2)
+#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -55,15 +59,56 @@ __attribute__((target("avx2"))) int64_t vpmaddwd256() {
   FIXPOINT_PEAK_BODY(12, __m256i, _mm256_setzero_si256(), _mm256_add_epi32(c[i], _mm256_madd_epi16(a, b)))
 }
 
+// AMX: TDPBSUD on four independent 16 x 16 int32 tiles (16 x 16 x 64 products each), the A and B
+// tiles loaded once; `chains` = 4, macs = 16384 per instruction, kIters / 16 rounds (each round as
+// long as 16 vector instructions' worth).
+struct alignas(64) TileConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+constexpr int64_t kAmxRounds = kIters / 16;
+__attribute__((target("amx-tile,amx-int8"))) int64_t tdpbsud() {
+  TileConfig cfg;
+  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  _tile_loadconfig(&cfg);
+  alignas(64) static const int8_t ones[1024] = {1};
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  _tile_loadd(4, ones, 64);
+  _tile_loadd(5, ones, 64);
+  _tile_loadd(6, ones, 64);
+  _tile_loadd(7, ones, 64);
+  for (int64_t it = 0; it < kAmxRounds; ++it) {
+    _tile_dpbsud(0, 4, 6);
+    _tile_dpbsud(1, 4, 7);
+    _tile_dpbsud(2, 5, 6);
+    _tile_dpbsud(3, 5, 7);
+  }
+  alignas(64) int32_t out[256];
+  _tile_stored(0, out, 64);
+  _tile_release();
+  return out[0];
+}
+// The CPU has AMX-INT8 and the OS lets this process use the tiles (Linux: arch_prctl).
+bool amx_usable() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 25))) return false;
+  return syscall(SYS_arch_prctl, 0x1023, 18) == 0;  // ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA
+}
+
 // GMAC/s of `fn` (macs multiply-accumulates per instruction) on `threads` threads at once.
-double gmacs(int64_t (*fn)(), int chains, int macs, int threads) {
+double gmacs(int64_t (*fn)(), int chains, int macs, int threads, int64_t iters = kIters) {
   std::vector<std::thread> ts;
   std::vector<int64_t> sink(static_cast<size_t>(threads));
   auto t0 = std::chrono::steady_clock::now();
   for (int t = 0; t < threads; ++t) ts.emplace_back([&, t] { sink[static_cast<size_t>(t)] = fn(); });
   for (auto& t : ts) t.join();
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return static_cast<double>(kIters) * chains * macs * threads / s / 1e9;
+  return static_cast<double>(iters) * chains * macs * threads / s / 1e9;
 }
 
 }  // namespace
@@ -79,9 +124,10 @@ int main(int argc, char** argv) {
     bool ok;
     int64_t (*fn)();
     int chains, macs;
+    int64_t iters = kIters;
   } kinds[] = {{"vpdpbusd_int8", vnni, vpdpbusd, 24, 64}, {"vpdpwssd_int16", vnni, vpdpwssd, 24, 32},
                {"fma512_fp32", avx512, fma512, 24, 16},   {"fma256_fp32", avx2, fma256, 12, 8},
-               {"vpmaddwd256_int16", avx2, vpmaddwd256, 12, 16}};
+               {"vpmaddwd256_int16", avx2, vpmaddwd256, 12, 16}, {"amx_int8", amx_usable(), tdpbsud, 4, 16384, kAmxRounds}};
   std::printf("{\"threads\": %d", threads);
   for (const Kind& k : kinds) {
     if (!k.ok) {
@@ -90,8 +136,8 @@ int main(int argc, char** argv) {
     }
     double best1 = 0, bestn = 0;
     for (int rep = 0; rep < 3; ++rep) {  // the best of three: the machine is noisy
-      best1 = std::max(best1, gmacs(k.fn, k.chains, k.macs, 1));
-      bestn = std::max(bestn, gmacs(k.fn, k.chains, k.macs, threads));
+      best1 = std::max(best1, gmacs(k.fn, k.chains, k.macs, 1, k.iters));
+      bestn = std::max(bestn, gmacs(k.fn, k.chains, k.macs, threads, k.iters));
     }
     std::printf(", \"%s_1t\": %.1f, \"%s_%dt\": %.1f", k.name, best1, k.name, threads, bestn);
   }

@@ -15,10 +15,11 @@
      Also, for resnet18, ONNX Runtime's own int8 on a QDQ export of the same int8 program (`fixpoint export-qdq`:
      the program's per-channel int8 weights, activation scales and zero points; ORT fuses the
      Q/DQ pairs into its int8 kernels) and, for resnet18, batch-8 throughput (images/s).
-  3. the machine's limits (build/bench/peak: vpdpbusd, vpdpwssd and FMA multiply-accumulates per
-     second at 1 and 2 threads) and, per model and per slowest Conv/MatMul layer of the int8
-     program (`fixpoint run --profile`, MACs from `fixpoint inspect`), the GMAC/s reached and its
-     share of the int8 peak (float rows: of the FMA peak of the float kernels' ISA).
+  3. the machine's limits (build/bench/peak: vpdpbusd, vpdpwssd, FMA and, where the CPU has them,
+     AMX TDPBSUD multiply-accumulates per second at 1 and 2 threads) and, per model and per
+     slowest Conv/MatMul layer of the int8 program (`fixpoint run --profile`, MACs from `fixpoint
+     inspect`), the GMAC/s reached and its share of the int8 peak (the AMX one where the run's
+     kernels used the tiles, isa avx512vnni+amx; float rows: of the FMA peak of the float kernels' ISA).
   4. with --walltimes: wall time of `compile` of the OCR recognizer (100 calibration lines) and
      detector (100 pages at 640x640) and of `analyze` on the recognizer, against issue 13's budgets,
      and of the recognizer's compile with --range-search --adaptive-rounding.
@@ -208,8 +209,12 @@ def print_limits(lim, rows):
     t = lim["threads"]
     print(f"\nmachine limits (build/bench/peak, GMAC/s at 1 / {t} threads): "
           + ", ".join(f"{k} {lim.get(k + '_1t') or 0:.0f} / {lim.get(f'{k}_{t}t') or 0:.0f}"
-                      for k in ("vpdpbusd_int8", "vpdpwssd_int16", "fma512_fp32", "fma256_fp32")))
+                      for k in ("vpdpbusd_int8", "vpdpwssd_int16", "fma512_fp32", "fma256_fp32", "amx_int8")))
     int8_peak, fp_peak = lim.get(f"vpdpbusd_int8_{t}t"), lim.get(f"fma512_fp32_{t}t") or lim.get(f"fma256_fp32_{t}t")
+    int16_peak, int16w8_peak = lim.get(f"vpdpwssd_int16_{t}t"), int8_peak and int8_peak / 2
+    amx = any(r.get("isa", "").endswith("+amx") for r in rows) and lim.get(f"amx_int8_{t}t")
+    if amx:  # the convs ran on AMX tiles: 16-bit ones as byte planes (2 products with int8 weights, 4 with int16)
+        int8_peak, int16_peak, int16w8_peak = amx, amx / 4, amx / 2
     print(f"{'model':10} {'GMAC':>6} {'ORT f32 2t':>18} {'int8 2t':>18} {'ORT int8 QDQ 2t':>18} {'int16 2t':>18} "
           f"{'int16w8 2t':>18}")
     for r in rows:
@@ -220,10 +225,14 @@ def print_limits(lim, rows):
             rate = g / (r[key] / 1e3)
             return f"{rate:6.0f} ({100 * rate / p:3.0f}%)"
         print(f"{r['model']:10} {g:6.2f} {cell('ort_float_2t_ms', fp_peak):>18} {cell('fixpoint_int8_2t_ms', int8_peak):>18} "
-              f"{cell('ort_int8_qdq_2t_ms', int8_peak):>18} {cell('fixpoint_int16_2t_ms', lim.get(f'vpdpwssd_int16_{t}t')):>18} "
-              f"{cell('fixpoint_int16w8_2t_ms', int8_peak and int8_peak / 2):>18}")
-    print("(GMAC/s reached (share of the peak of its arithmetic: FMA for float, vpdpbusd for int8, vpdpwssd for int16, "
-          "half of vpdpbusd for int16w8: two byte planes))")
+              f"{cell('ort_int8_qdq_2t_ms', lim.get(f'vpdpbusd_int8_{t}t')):>18} {cell('fixpoint_int16_2t_ms', int16_peak):>18} "
+              f"{cell('fixpoint_int16w8_2t_ms', int16w8_peak):>18}")
+    if amx:
+        print("(GMAC/s reached (share of the peak of its arithmetic: FMA for float; for fixpoint, AMX TDPBSUD for int8, "
+              "a quarter of it for int16 and half for int16w8 (byte planes); vpdpbusd for ORT int8))")
+    else:
+        print("(GMAC/s reached (share of the peak of its arithmetic: FMA for float, vpdpbusd for int8, vpdpwssd for int16, "
+              "half of vpdpbusd for int16w8: two byte planes))")
     for r in rows:
         if r.get("int8_2t_layers"):
             print(f"\n{r['model']} int8, 2 threads: slowest GEMM layers")

@@ -374,8 +374,8 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     if (pw->pixels) pw->w8 = pack_pixel_rows(pw->w8, pw->rows, pw->Kp);
     return pw;
   }
-  if (u8 && is_16bit(in_type) && w.dtype() == DType::Int16 && !depthwise && implicit_conv_applies(op, *u8) &&
-      amx_takes(op, isa, amx)) {
+  if (u8 && is_16bit(in_type) && w.dtype() == DType::Int16 && !depthwise &&
+      (implicit_conv_applies(op, *u8) || (w.rank() == 2 && op.is<params::MatMul>())) && amx_takes(op, isa, amx)) {
     // 16-bit codes and weights: both as byte planes, four sums on the tiles (BytePlanes::sums16)
     pw->u8 = &kGemmU8S8Amx;
     pw->implicit = pw->byte_planes = pw->amx = true;

@@ -98,7 +98,8 @@ AlignedBytes pack_conv_quads(const Tensor& w, int64_t& Kp);
 bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64_t K, bool byte_planes);
 AlignedBytes pack_pixel_rows(const AlignedBytes& quads, int64_t M, int64_t Kp);
 // The AMX kernel's layers (int8 weights, or int16 ones as two byte planes where K 255^2 < 2^31):
-// one group, at least kAmxMinChannels input channels (a B tile takes 16
+// Convs of one group and MatMuls of constant [N, K] weights (as 1x1 convs), at least
+// kAmxMinChannels input channels (a B tile takes 16
 // channel quads of one tap: fewer leave rows of it on zero weights) and 16 output channels.
 // pack_conv_amx packs their int8 weights as its A tiles: per block of 16 rows (the last padded
 // with zero rows), per tap, per block of 64 channels (zero past the last), 16 rows x 64 bytes;

@@ -177,11 +177,12 @@ struct QuadInput {
   // One task's GEMM: rows x np int32 sums (in a task buffer, row stride np) of `rows` weight
   // rows w (Kp k each, pack_conv_quads' order) against np virtual positions from p0 of
   // (batch row, group) bg.
+  // (Into acc if given: ceil(rows / 16) 16 np values.)
   int32_t* gemm(const GemmU8S8Kernel& kern, const WordPlanes& qp, int64_t bg, int64_t p0, const int8_t* w,
-                int64_t rows, int64_t np, int64_t Kp) {
+                int64_t rows, int64_t np, int64_t Kp, int32_t* acc = nullptr) {
     const uint8_t** bq = word_pointers(qp, bg, p0, static_cast<int64_t>(qp.k_off.size()));
     // (The AMX kernel stores whole tiles of 16 rows: the rows past `rows` have weight 0.)
-    int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(ceil_div(rows, 16) * 16 * np));
+    if (!acc) acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(ceil_div(rows, 16) * 16 * np));
     GemmU8S8Args args{rows, np, Kp, w, nullptr, acc, np, 1};
     args.Bq = bq;
     args.prefetch_b = bg_bytes > kCachedPlaneBytes;  // Zero-DCE's 384 x 384 layers 0.94-0.96x
@@ -376,9 +377,12 @@ struct BytePlanes {
   // (pack_conv_quads) against np virtual positions from p0 of (batch row, group) bg.
   int64_t* sums(const GemmU8S8Kernel& kern, const WordPlanes& qp, int64_t bg, int64_t p0, const int8_t* w,
                 int64_t rows, int64_t np, int64_t Kp) {
-    int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(rows * np), int64_t{0});
-    add_shifted_s32_avx512(sum, hi.gemm(kern, qp, bg, p0, w, rows, np, Kp), rows * np, 8);  // (the kernel's ISA)
-    add_shifted_s32_avx512(sum, lo.gemm(kern, qp, bg, p0, w, rows, np, Kp), rows * np, 0);
+    const size_t n = static_cast<size_t>(ceil_div(rows, 16) * 16 * np);
+    int32_t* acc = task_buffer<int32_t, __LINE__>(2 * n);
+    const int32_t* sums[2] = {hi.gemm(kern, qp, bg, p0, w, rows, np, Kp, acc), lo.gemm(kern, qp, bg, p0, w, rows, np, Kp, acc + n)};
+    const int shifts[2] = {8, 0};
+    int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(rows * np));
+    byte_plane_sums_avx512(sum, sums, shifts, 2, rows * np);  // (the kernel's ISA)
     return sum;
   }
   // The same for 16-bit weights as byte planes on the AMX tiles (PackedWeights::w8_lo): w = 2^8 wh
@@ -386,12 +390,15 @@ struct BytePlanes {
   // int32 (u8 x s8: 255 128 K; u8 x u8: 255 255 K < 2^31, amx_conv_applies).
   int64_t* sums16(const WordPlanes& qp, int64_t bg, int64_t p0, const int8_t* wh, const int8_t* wl, int64_t rows,
                   int64_t np, int64_t Kp) {
-    int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(rows * np), int64_t{0});
-    const int64_t n = rows * np;
-    add_shifted_s32_avx512(sum, hi.gemm(kGemmU8S8Amx, qp, bg, p0, wh, rows, np, Kp), n, 16);
-    add_shifted_s32_avx512(sum, lo.gemm(kGemmU8S8Amx, qp, bg, p0, wh, rows, np, Kp), n, 8);
-    add_shifted_s32_avx512(sum, hi.gemm(kGemmU8U8Amx, qp, bg, p0, wl, rows, np, Kp), n, 8);
-    add_shifted_s32_avx512(sum, lo.gemm(kGemmU8U8Amx, qp, bg, p0, wl, rows, np, Kp), n, 0);
+    const size_t n = static_cast<size_t>(ceil_div(rows, 16) * 16 * np);
+    int32_t* acc = task_buffer<int32_t, __LINE__>(4 * n);
+    const int32_t* sums[4] = {hi.gemm(kGemmU8S8Amx, qp, bg, p0, wh, rows, np, Kp, acc),
+                              lo.gemm(kGemmU8S8Amx, qp, bg, p0, wh, rows, np, Kp, acc + n),
+                              hi.gemm(kGemmU8U8Amx, qp, bg, p0, wl, rows, np, Kp, acc + 2 * n),
+                              lo.gemm(kGemmU8U8Amx, qp, bg, p0, wl, rows, np, Kp, acc + 3 * n)};
+    const int shifts[4] = {16, 8, 8, 0};
+    int64_t* sum = task_buffer<int64_t, __LINE__>(static_cast<size_t>(rows * np));
+    byte_plane_sums_avx512(sum, sums, shifts, 4, rows * np);
     return sum;
   }
 };
@@ -476,9 +483,9 @@ bool pixel_form_applies(const QOp& op, const GemmU8S8Kernel& k, int64_t M, int64
 
 bool amx_conv_applies(const QOp& op) {
   const Tensor& w = qref::weighted(op).weight;
-  if (!op.is<params::Conv>() || op.node.attr_int("group", 1) != 1 || (w.rank() != 3 && w.rank() != 4) ||
-      w.dim(1) < kAmxMinChannels || w.dim(0) < 16)
-    return false;
+  const bool conv = op.is<params::Conv>() && op.node.attr_int("group", 1) == 1 && (w.rank() == 3 || w.rank() == 4);
+  const bool matmul = op.is<params::MatMul>() && w.rank() == 2;  // [N, K]: a 1x1 conv over K channels
+  if (!(conv || matmul) || w.dim(1) < kAmxMinChannels || w.dim(0) < 16) return false;
   if (w.dtype() == DType::Int8) return true;
   // 16-bit weights as two byte planes: the low bytes' u8 x u8 sums exact in int32
   return w.dtype() == DType::Int16 && w.numel() / w.dim(0) * 255 * 255 < (int64_t{1} << 31);
@@ -919,7 +926,7 @@ void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
   qref::ChannelRequant rq(c);
   // Each task's int64 sums (WideTile on in), (13) per channel, then its codes down the rows.
   auto run = [&](const WordPlanes& qp, auto& in) {
-    const ImplicitTasks tasks(1, qp.Wq, N);
+    const ImplicitTasks tasks(1, qp.Wq, N, 1, pw.amx ? 16 : 6);
     qref::visit_int(y.dtype(), [&](auto tag) {
       using T = decltype(tag);
       T* yp = y.data<T>();
@@ -934,8 +941,8 @@ void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
       });
     });
   };
-  if (pw.byte_planes) {  // int8 weights: the codes' byte planes on the quads kernel
-    WordPlanes qp(geo, ceil_div(K, 4));
+  if (pw.byte_planes) {  // int8 weights (or int16 ones on AMX): the codes' byte planes on the quads kernel
+    WordPlanes qp(geo, ceil_div(K, 4), pw.amx ? ceil_div(ceil_div(K, 4), 16) * 16 - ceil_div(K, 4) : 0);
     BytePlanes in(c, geo, qp, xt, K * rows, x.dtype(), c.in_q[0].zero_point);
     return run(qp, in);
   }

@@ -80,6 +80,9 @@ int64_t quantize_row_f32_avx2(const float* x, int64_t count, double scale, int64
 // The int64 sums of 16-bit layers (wide_sums_avx512.cc, AVX-512F; callers check the CPU):
 // sum[i] += acc[i] * 2^shift (0 <= shift <= 31) for i < count;
 void add_shifted_s32_avx512(int64_t* sum, const int32_t* acc, int64_t count, int shift);
+// sum[i] = sum_j acc_j[i] * 2^shift_j over the n (<= 4) int32 sums of a layer's byte planes
+// (BytePlanes): one pass, no zeroed buffer.
+void byte_plane_sums_avx512(int64_t* sum, const int32_t* const* acc, const int* shift, int n, int64_t count);
 // and (13) as requantize_wide computes it (requant_avx512.cc, AVX-512F/BW/VL: only called on CPUs
 // of the avx512vnni ISA): sum[i] = SAT_[lo_z, hi_z](RSH((bias + sum[i]) · m, n)) + z in place for
 // i < count rounded down to 8; returns how many it did. Requires

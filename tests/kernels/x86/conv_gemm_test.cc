@@ -610,12 +610,22 @@ Case random_amx_conv(uint32_t seed) {
   return test::make_conv_case(spec, cat("amx_conv_seed_", seed), rng, seed % 3 == 2 ? 32767 : 127, seed % 3 != 0);
 }
 
+// A 16-bit MatMul the AMX kernel takes (as a 1x1 conv): K >= 32, N >= 16 (a classifier head
+// half the time), 16-bit or 8-bit weights.
+Case random_amx_matmul(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  const int64_t K = pick(xk::kAmxMinChannels, 600), N = seed % 2 ? pick(100, 700) : pick(16, 70);
+  Shape xs = {pick(1, 2), pick(1, 60), K};
+  return test::make_matmul_case(xs, N, cat("amx_matmul_seed_", seed), rng, pick(0, 1) ? 127 : 32767, true);
+}
+
 // The AMX tiles (where this CPU and OS offer them) give the reference codes, at 1-3 threads.
 TEST(GemmU8S8Amx, MatchesReferenceConvBitExactly) {
   if (!fixpoint::cpu_has_amx_int8() || !xk::gemm_u8s8_for("avx512vnni")) GTEST_SKIP() << "no AMX-INT8 tiles here";
   int on_amx = 0;
   for (uint32_t seed : seeds(41000, 60)) {
-    Case c = random_amx_conv(seed);
+    Case c = seed % 4 == 3 ? random_amx_matmul(seed) : random_amx_conv(seed);
     Tensor want = run(c, 1, "");
     for (int threads : {1, 2, 3}) {
       std::string kernel;
@@ -624,7 +634,7 @@ TEST(GemmU8S8Amx, MatchesReferenceConvBitExactly) {
       if (threads == 1 && kernel == "gemm_u8s8s32_amx") ++on_amx;
     }
   }
-  if (!std::getenv("FIXPOINT_TEST_SEED")) EXPECT_EQ(on_amx, 60) << "every such layer on the AMX kernel";
+  if (!std::getenv("FIXPOINT_TEST_SEED")) EXPECT_EQ(on_amx, 60) << "every such layer (conv or MatMul) on the AMX kernel";
 }
 
 TEST(GemmS16, DispatchPicksTheWidestIsaTheCpuReports) {
