@@ -60,7 +60,9 @@ void tile_block(const GemmU8S8Args& g, int64_t m0, int64_t n0, int64_t CB, size_
       if constexpr (MT == 2) {
         _tile_loadd(5, a + tile_rows_bytes, 64);
         FIXPOINT_AMX_DOT(2, 5, 6)
-        if constexpr (NT == 2) FIXPOINT_AMX_DOT(3, 5, 7)
+        if constexpr (NT == 2) {
+          FIXPOINT_AMX_DOT(3, 5, 7)
+        }
       }
     }
   int32_t* c = g.C + m0 * g.ldm + n0;

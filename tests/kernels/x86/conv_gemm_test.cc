@@ -634,7 +634,9 @@ TEST(GemmU8S8Amx, MatchesReferenceConvBitExactly) {
       if (threads == 1 && kernel == "gemm_u8s8s32_amx") ++on_amx;
     }
   }
-  if (!std::getenv("FIXPOINT_TEST_SEED")) EXPECT_EQ(on_amx, 60) << "every such layer (conv or MatMul) on the AMX kernel";
+  if (!std::getenv("FIXPOINT_TEST_SEED")) {
+    EXPECT_EQ(on_amx, 60) << "every such layer (conv or MatMul) on the AMX kernel";
+  }
 }
 
 TEST(GemmS16, DispatchPicksTheWidestIsaTheCpuReports) {
