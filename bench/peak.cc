@@ -6,10 +6,7 @@
 // CPU has them and the OS lets the process use them).
 //
 // usage: peak [threads]   (default 2)
-#include <cpuid.h>
 #include <immintrin.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -18,6 +15,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "fixpoint/cpu_isa.h"  // cpu_has_amx_int8: the CPU has the tiles and the OS granted them
 
 namespace {
 
@@ -93,13 +92,6 @@ __attribute__((target("amx-tile,amx-int8"))) int64_t tdpbsud() {
   _tile_release();
   return out[0];
 }
-// The CPU has AMX-INT8 and the OS lets this process use the tiles (Linux: arch_prctl).
-bool amx_usable() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 25))) return false;
-  return syscall(SYS_arch_prctl, 0x1023, 18) == 0;  // ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA
-}
-
 // GMAC/s of `fn` (macs multiply-accumulates per instruction) on `threads` threads at once.
 double gmacs(int64_t (*fn)(), int chains, int macs, int threads, int64_t iters = kIters) {
   std::vector<std::thread> ts;
@@ -127,7 +119,7 @@ int main(int argc, char** argv) {
     int64_t iters = kIters;
   } kinds[] = {{"vpdpbusd_int8", vnni, vpdpbusd, 24, 64}, {"vpdpwssd_int16", vnni, vpdpwssd, 24, 32},
                {"fma512_fp32", avx512, fma512, 24, 16},   {"fma256_fp32", avx2, fma256, 12, 8},
-               {"vpmaddwd256_int16", avx2, vpmaddwd256, 12, 16}, {"amx_int8", amx_usable(), tdpbsud, 4, 16384, kAmxRounds}};
+               {"vpmaddwd256_int16", avx2, vpmaddwd256, 12, 16}, {"amx_int8", fixpoint::cpu_has_amx_int8(), tdpbsud, 4, 16384, kAmxRounds}};
   std::printf("{\"threads\": %d", threads);
   for (const Kind& k : kinds) {
     if (!k.ok) {

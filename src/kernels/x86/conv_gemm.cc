@@ -354,37 +354,27 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
   }
   bool depthwise = is_depthwise(op);
   const GemmU8S8Kernel* u8 = gemm_u8s8_for(isa);
-  if (u8 && u8->quads && is_16bit(in_type) && w.dtype() == DType::Int8 && !depthwise &&
-      (implicit_conv_applies(op, *u8) || (w.rank() == 2 && op.is<params::MatMul>()))) {
-    // 16-bit codes, int8 weights: the codes' byte planes on the quads kernel (conv_implicit.cc).
+  const bool w16 = w.dtype() == DType::Int16;
+  if (u8 && u8->quads && is_16bit(in_type) && (w.dtype() == DType::Int8 || (w16 && amx_takes(op, isa, amx))) &&
+      !depthwise && (implicit_conv_applies(op, *u8) || (w.rank() == 2 && op.is<params::MatMul>()))) {
+    // 16-bit codes, int8 weights: the codes' byte planes on the quads kernel (conv_implicit.cc);
+    // int16 weights on the AMX tiles only, as byte planes too (BytePlanes::sums16).
     pw->u8 = u8;
     pw->implicit = pw->byte_planes = true;
-    pw->w8 = pack_conv_quads(w, pw->Kp);
-    pw->w_sum64.assign(static_cast<size_t>(pw->rows), 0);
-    const int8_t* src = w.data<int8_t>();
-    for (int64_t m = 0; m < pw->rows; ++m)
-      for (int64_t k = 0; k < pw->K; ++k) pw->w_sum64[static_cast<size_t>(m)] += src[m * pw->K + k];
-    if (amx_takes(op, isa, amx)) {  // each byte plane's sums on the tiles (the int64 path after them)
-      pw->u8 = &kGemmU8S8Amx;
-      pw->amx = true;
-      pw->w8 = pack_conv_amx(w, pw->Kp);
-      return pw;
-    }
-    pw->pixels = op.is<params::Conv>() && pixel_form_applies(op, *u8, pw->rows, pw->K, true);
-    if (pw->pixels) pw->w8 = pack_pixel_rows(pw->w8, pw->rows, pw->Kp);
-    return pw;
-  }
-  if (u8 && is_16bit(in_type) && w.dtype() == DType::Int16 && !depthwise &&
-      (implicit_conv_applies(op, *u8) || (w.rank() == 2 && op.is<params::MatMul>())) && amx_takes(op, isa, amx)) {
-    // 16-bit codes and weights: both as byte planes, four sums on the tiles (BytePlanes::sums16)
-    pw->u8 = &kGemmU8S8Amx;
-    pw->implicit = pw->byte_planes = pw->amx = true;
-    pw->w8 = pack_conv_amx(w, pw->Kp, 1);
-    pw->w8_lo = pack_conv_amx(w, pw->Kp, 0);
     pw->w_sum64.assign(static_cast<size_t>(pw->rows), 0);
     for (int64_t m = 0; m < pw->rows; ++m)
       for (int64_t k = 0; k < pw->K; ++k)
-        pw->w_sum64[static_cast<size_t>(m)] += static_cast<int64_t>(w.get_f64(m * pw->K + k));
+        pw->w_sum64[static_cast<size_t>(m)] += w16 ? w.data<int16_t>()[m * pw->K + k] : w.data<int8_t>()[m * pw->K + k];
+    if (amx_takes(op, isa, amx)) {  // each byte plane's sums on the tiles (the int64 path after them)
+      pw->u8 = &kGemmU8S8Amx;
+      pw->amx = true;
+      pw->w8 = pack_conv_amx(w, pw->Kp, w16 ? 1 : -1);
+      if (w16) pw->w8_lo = pack_conv_amx(w, pw->Kp, 0);
+      return pw;
+    }
+    pw->w8 = pack_conv_quads(w, pw->Kp);
+    pw->pixels = op.is<params::Conv>() && pixel_form_applies(op, *u8, pw->rows, pw->K, true);
+    if (pw->pixels) pw->w8 = pack_pixel_rows(pw->w8, pw->rows, pw->Kp);
     return pw;
   }
   const GemmPairsKernel* pairs = gemm_s16_pairs_for(isa);

@@ -52,9 +52,10 @@ struct WordPlanes {
   int64_t words;                 // words per (batch row, group), slack included
   std::vector<int64_t> k_off;    // per group of four k: word offset of its reads at position 0
 
-  // over_read: channel quads a reader takes past the last plane (the AMX kernel reads B tiles of
-  // 16 quads; their rows past CQ meet zero weights, so any bytes there give the same sums).
-  WordPlanes(const ref::ConvGeometry& geo, int64_t cq, int64_t over_read = 0) : CQ(cq) {
+  // amx: for the AMX kernel, which reads B tiles of 16 channel quads: the planes are allocated for
+  // CQ rounded up to 16 (the rows past CQ meet zero weights, so any bytes there give the same sums).
+  WordPlanes(const ref::ConvGeometry& geo, int64_t cq, bool amx = false) : CQ(cq) {
+    const int64_t over_read = amx ? ceil_div(cq, 16) * 16 - cq : 0;
     const ref::Window& w = geo.w3;
     sy = w.stride[1];
     sx = w.stride[2];
@@ -313,11 +314,11 @@ struct PairInput {
 // computes an output never changes its value.)
 struct ImplicitTasks {
   int64_t P, chunks, bgc, mb, mblocks, count;
-  // Channel blocks are multiples of m_align rows (the kernel's tile: 6, AMX 16).
-  ImplicitTasks(int64_t batch_groups, int64_t P_, int64_t mg, int threads = 1, int64_t m_align = 6)
+  // Channel blocks are multiples of the kernel's tile rows: 6 (VNNI), 16 with amx (the AMX tiles).
+  ImplicitTasks(int64_t batch_groups, int64_t P_, int64_t mg, int threads = 1, bool amx = false)
       : P(P_), chunks(ceil_div(P_, kPositions)), bgc(batch_groups * chunks), mb(mg) {
     const bool uneven = bgc % threads != 0 || P % kPositions != 0;
-    const int64_t a = m_align;
+    const int64_t a = amx ? 16 : 6;
     if (bgc < kMinTasks) mb = std::max<int64_t>(a, ceil_div(ceil_div(mg, ceil_div(kMinTasks, bgc)), a) * a);
     else if (threads > 1 && uneven && mg >= 4 * a * threads) {
       // Split by channel block only where that leaves the busiest thread less work: positions times
@@ -851,7 +852,7 @@ void conv_wide_sums(qref::QContext& c, const PackedWeights& pw, const ref::ConvG
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
   const int64_t P = OH * qp.Wq;
   const int64_t zu = in.zu;
-  const ImplicitTasks tasks(N * group, P, mg, c.threads, pw.amx ? 16 : 6);
+  const ImplicitTasks tasks(N * group, P, mg, c.threads, pw.amx);
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* yp = y.data<T>();
@@ -888,8 +889,7 @@ void conv_implicit_s16(qref::QContext& c, const PackedWeights& pw) {
   FP_CHECK(geo.w3.in[0] == 1 && geo.w3.kernel[0] == 1 && geo.cg * geo.ks == pw.K && geo.M == pw.rows,
            op.node.label(), ": packed weights do not fit the layer");
   if (pw.byte_planes) {
-    const int64_t CQ = ceil_div(geo.cg, 4);
-    WordPlanes qp(geo, CQ, pw.amx ? ceil_div(CQ, 16) * 16 - CQ : 0);
+    WordPlanes qp(geo, ceil_div(geo.cg, 4), pw.amx);
     BytePlanes in(c, geo, qp);
     if (!pw.pixels) return conv_wide_sums(c, pw, geo, qp, in);
     FP_CHECK(geo.group == 1 && pw.u8->pixels, op.node.label(), ": packed weights do not fit the layer");
@@ -926,7 +926,7 @@ void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
   qref::ChannelRequant rq(c);
   // Each task's int64 sums (WideTile on in), (13) per channel, then its codes down the rows.
   auto run = [&](const WordPlanes& qp, auto& in) {
-    const ImplicitTasks tasks(1, qp.Wq, N, 1, pw.amx ? 16 : 6);
+    const ImplicitTasks tasks(1, qp.Wq, N, 1, pw.amx);
     qref::visit_int(y.dtype(), [&](auto tag) {
       using T = decltype(tag);
       T* yp = y.data<T>();
@@ -942,7 +942,7 @@ void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
     });
   };
   if (pw.byte_planes) {  // int8 weights (or int16 ones on AMX): the codes' byte planes on the quads kernel
-    WordPlanes qp(geo, ceil_div(K, 4), pw.amx ? ceil_div(ceil_div(K, 4), 16) * 16 - ceil_div(K, 4) : 0);
+    WordPlanes qp(geo, ceil_div(K, 4), pw.amx);
     BytePlanes in(c, geo, qp, xt, K * rows, x.dtype(), c.in_q[0].zero_point);
     return run(qp, in);
   }
@@ -988,12 +988,12 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
   const int64_t N = geo.N, M = geo.M, group = geo.group, mg = geo.mg, OH = geo.w3.out[1], OW = geo.w3.out[2];
   const int64_t Kp = pw.Kp, CQ = ceil_div(geo.cg, 4);
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
-  WordPlanes qp(geo, CQ, pw.amx ? ceil_div(CQ, 16) * 16 - CQ : 0);
+  WordPlanes qp(geo, CQ, pw.amx);
   const int64_t P = OH * qp.Wq;
   QuadInput in(c, geo, qp);
   const int64_t zu = in.zu;
 
-  const ImplicitTasks tasks(N * group, P, mg, c.threads, pw.amx ? 16 : 6);
+  const ImplicitTasks tasks(N * group, P, mg, c.threads, pw.amx);
   const GemmU8S8Kernel& kern = *pw.u8;
   qref::visit_int(y.dtype(), [&](auto tag) {
     using T = decltype(tag);
