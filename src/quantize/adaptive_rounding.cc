@@ -22,6 +22,7 @@ constexpr size_t kMaxSamples = 32;             // calibration samples the input 
 constexpr int64_t kMaxRow = 4608;              // longer rows (3x3x512) keep nearest rounding
 constexpr int64_t kChunkDoubles = int64_t{32} << 20;  // H entries accumulated per float pass (256 MB)
 constexpr int kMaxSweeps = 8;                  // coordinate-descent sweeps per output channel
+constexpr int64_t kBlockChannels = 8;          // channels whose H d one pass over H computes
 // A layer's H kept in the job's cache up to this size (32 MB), so a later compile whose weight
 // scales differ (a channel of near-zero weights takes its scale from the input's, §4) rounds again
 // without a float pass.
@@ -30,6 +31,54 @@ constexpr int64_t kKeepDoubles = int64_t{1} << 22;
 // Patches per layer over all samples: a few per weight of a row, so H (Kg x Kg) is well
 // determined (with fewer patches than weights, any rounding fits the samples).
 int64_t wanted_patches(int64_t Kg) { return std::clamp<int64_t>(16 * Kg, 4096, 65536); }
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// g[j] += h[j] a for j < n: the inner loop of H's accumulation, of H d and of every flip. Each
+// g[j] takes one product and one addition whichever clone runs (this file is built with
+// -ffp-contract=off: no fused multiply-add), so the sums, and the codes, do not depend on the CPU.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void add_scaled(double* g, const double* h, double a,
+                                                                            int64_t n) {
+  for (int64_t j = 0; j < n; ++j) g[j] += h[j] * a;
+}
+
+// H[i][j] += p[i] p[j] summed over nb patches P ([nb][K]), for j >= i (the upper triangle; the
+// entries below the diagonal inside diagonal tiles are summed too, and later overwritten by the
+// mirror of the upper ones). Register tiles of 4 x 8 entries; each entry still adds its patches'
+// products one at a time in patch order (no fused multiply-add, as add_scaled), so H is the same
+// as row-by-row accumulation gives. (A patch entry of 0 adds +-0, which changes no sum: skipping
+// it, as before, gave the same H.)
+__attribute__((target_clones("avx512f", "avx2", "default"))) void add_outer_products(double* H, const double* P,
+                                                                                    int64_t nb, int64_t K) {
+  constexpr int R = 4, C = 8;
+  for (int64_t i0 = 0; i0 < K; i0 += R) {
+    const int64_t ri = std::min<int64_t>(R, K - i0);
+    for (int64_t j0 = i0 / C * C; j0 < K; j0 += C) {
+      const int64_t cj = std::min<int64_t>(C, K - j0);
+      if (ri == R && cj == C) {
+        double acc[R][C];
+        for (int r = 0; r < R; ++r)
+          for (int c = 0; c < C; ++c) acc[r][c] = H[(i0 + r) * K + j0 + c];
+        for (int64_t b = 0; b < nb; ++b) {
+          const double* p = P + b * K;
+          for (int r = 0; r < R; ++r) {
+            const double pi = p[i0 + r];
+            for (int c = 0; c < C; ++c) acc[r][c] += pi * p[j0 + c];
+          }
+        }
+        for (int r = 0; r < R; ++r)
+          for (int c = 0; c < C; ++c) H[(i0 + r) * K + j0 + c] = acc[r][c];
+      } else {
+        for (int64_t r = 0; r < ri; ++r)
+          for (int64_t c = 0; c < cj; ++c) {
+            double h = H[(i0 + r) * K + j0 + c];
+            for (int64_t b = 0; b < nb; ++b) h += P[b * K + i0 + r] * P[b * K + j0 + c];
+            H[(i0 + r) * K + j0 + c] = h;
+          }
+      }
+    }
+  }
+}
 
 struct Target {
   QOp* op = nullptr;
@@ -40,34 +89,22 @@ struct Target {
   std::vector<double> H;  // [groups][Kg][Kg], upper triangle while accumulating
   int64_t patches = 0;
 
-  // One patch of the layer's input (for group g) into H: H += p p^T, zeros skipped (Relu). In a
-  // layer of one group, patches wait in blocks of kBlock and each row of H takes a block's updates
-  // while it is in cache (H of a 480-wide row is 1.8 MB; a pass over it per patch was most of the
-  // time); each entry still adds the patches' products in patch order, so the sums are the same.
+  // One patch of the layer's input (for group g) into H: H += p p^T. In a layer of one group,
+  // patches wait in blocks of kBlock and each tile of H takes a block's updates in registers (H of
+  // a 480-wide row is 1.8 MB; a pass over it per patch was most of the time); each entry still adds
+  // the patches' products in patch order, so the sums are the same.
   static constexpr int64_t kBlock = 64;
   std::vector<double> pending;  // [patches][Kg], group 0
 
   void add_patch(int64_t g, const double* p) {
-    if (groups > 1) return add_rows(H.data() + g * Kg * Kg, p, 1);  // (small rows: H is in cache)
+    if (groups > 1) return add_outer_products(H.data() + g * Kg * Kg, p, 1, Kg);  // (small rows: H is in cache)
     pending.insert(pending.end(), p, p + Kg);
     if (static_cast<int64_t>(pending.size()) >= kBlock * Kg) flush();
   }
 
   void flush() {
-    add_rows(H.data(), pending.data(), static_cast<int64_t>(pending.size()) / std::max<int64_t>(Kg, 1));
+    add_outer_products(H.data(), pending.data(), static_cast<int64_t>(pending.size()) / std::max<int64_t>(Kg, 1), Kg);
     pending.clear();
-  }
-
-  void add_rows(double* h, const double* patches, int64_t nb) const {
-    for (int64_t i = 0; i < Kg; ++i) {
-      double* row = h + i * Kg;
-      for (int64_t b = 0; b < nb; ++b) {
-        const double* p = patches + b * Kg;
-        double pi = p[i];
-        if (pi == 0) continue;
-        for (int64_t j = i; j < Kg; ++j) row[j] += pi * p[j];
-      }
-    }
   }
 
   void observe(const Tensor& x, size_t samples) {
@@ -124,14 +161,35 @@ struct ChannelResult {
   double before = 0, after = 0;
   int64_t flipped = 0;
 };
-ChannelResult round_channel(const double* H, int64_t K, const double* w, double s, fx::Range r, int64_t* q) {
-  std::vector<double> d(static_cast<size_t>(K)), g(static_cast<size_t>(K), 0.0);
-  for (int64_t k = 0; k < K; ++k) d[k] = static_cast<double>(q[k]) * s - w[k];
-  for (int64_t i = 0; i < K; ++i) {
-    if (d[i] == 0) continue;
-    const double* hi = H + i * K;
-    for (int64_t j = 0; j < K; ++j) g[j] += hi[j] * d[i];
+// One channel's codes q (K of them, starting at the nearest), its float weights w and scale s.
+struct Channel {
+  const double* w = nullptr;
+  double s = 0;
+  int64_t* q = nullptr;
+  std::vector<double> d, g;  // d = q s - w; g = H d
+};
+
+// g = H d for a block of channels that share H: each row of H is read once for the whole block
+// (H of a 4,608-wide row is 170 MB; read once per channel, the pass was ResNet-18's whole
+// compile). Each g[j] still adds H[i][j] d[i] in the order of i, so the sums are those of one
+// channel at a time.
+void gradients(const double* H, int64_t K, std::vector<Channel>& block) {
+  for (Channel& c : block) {
+    c.d.resize(static_cast<size_t>(K));
+    c.g.assign(static_cast<size_t>(K), 0.0);
+    for (int64_t k = 0; k < K; ++k) c.d[k] = static_cast<double>(c.q[k]) * c.s - c.w[k];
   }
+  for (int64_t i = 0; i < K; ++i) {
+    const double* hi = H + i * K;
+    for (Channel& c : block) {
+      if (c.d[i] != 0) add_scaled(c.g.data(), hi, c.d[i], K);
+    }
+  }
+}
+
+ChannelResult descend(const double* H, int64_t K, fx::Range r, Channel& c) {
+  std::vector<double>&d = c.d, &g = c.g;
+  int64_t* q = c.q;
   ChannelResult res;
   for (int64_t k = 0; k < K; ++k) res.before += d[k] * g[k];
   double E = res.before;
@@ -143,11 +201,10 @@ ChannelResult round_channel(const double* H, int64_t K, const double* w, double 
       if (hkk <= 0) continue;  // an input this row never sees: keep the nearest code
       int64_t alt = d[k] > 0 ? q[k] - 1 : q[k] + 1;  // the code on the other side of w_k
       if (alt < r.lo || alt > r.hi) continue;
-      double delta = static_cast<double>(alt - q[k]) * s;
+      double delta = static_cast<double>(alt - q[k]) * c.s;
       double dE = 2 * delta * g[k] + delta * delta * hkk;
       if (!(dE < -1e-12 * std::max(E, 1e-300))) continue;
-      const double* hk = H + k * K;
-      for (int64_t j = 0; j < K; ++j) g[j] += hk[j] * delta;
+      add_scaled(g.data(), H + k * K, delta, K);
       d[k] += delta;
       q[k] = alt;
       E += dE;
@@ -232,16 +289,33 @@ void round_weights_adaptively(CompileContext& cx, const CalibrationSource& calib
     fx::Range r = fx::range_of(DType::Int8);
     r.lo = -r.hi;  // weight codes stay symmetric (the nearest codes of (10) never reach -128)
     std::vector<ChannelResult> res(static_cast<size_t>(t.N));
-    parallel_for(t.N, default_threads(), [&](int64_t c) {
-      std::vector<double> w(static_cast<size_t>(t.K));
-      std::vector<int64_t> q(static_cast<size_t>(t.K));
-      for (int64_t k = 0; k < t.K; ++k) {
-        w[k] = float_weight(*t.op, *t.w, c, k, t.N, t.K);
-        q[k] = static_cast<int64_t>(qw.get_f64(c * t.K + k));
+    // Tasks: blocks of up to kBlockChannels channels of one group (they share its H).
+    const int64_t per_group = ceil_div(mg, kBlockChannels);
+    parallel_for(t.groups * per_group, default_threads(), [&](int64_t task) {
+      const int64_t g = task / per_group, c0 = g * mg + task % per_group * kBlockChannels;
+      const int64_t c1 = std::min(c0 + kBlockChannels, (g + 1) * mg);
+      const double* H = t.H.data() + g * t.Kg * t.Kg;
+      std::vector<double> w(static_cast<size_t>((c1 - c0) * t.K));
+      std::vector<int64_t> q(static_cast<size_t>((c1 - c0) * t.K));
+      std::vector<Channel> block;
+      std::vector<int64_t> index;
+      for (int64_t c = c0; c < c1; ++c) {
+        double* wc = w.data() + (c - c0) * t.K;
+        int64_t* qc = q.data() + (c - c0) * t.K;
+        for (int64_t k = 0; k < t.K; ++k) {
+          wc[k] = float_weight(*t.op, *t.w, c, k, t.N, t.K);
+          qc[k] = static_cast<int64_t>(qw.get_f64(c * t.K + k));
+        }
+        if (!(ws[c] > 0) || !std::isfinite(ws[c])) continue;  // (nearest codes kept)
+        block.push_back({wc, ws[c], qc, {}, {}});
+        index.push_back(c);
       }
-      if (!(ws[c] > 0) || !std::isfinite(ws[c])) return;
-      res[c] = round_channel(t.H.data() + (c / mg) * t.Kg * t.Kg, t.K, w.data(), ws[c], r, q.data());
-      for (int64_t k = 0; k < t.K; ++k) qw.set_f64(c * t.K + k, static_cast<double>(q[k]));
+      gradients(H, t.K, block);
+      for (size_t i = 0; i < block.size(); ++i) {
+        const int64_t c = index[i];
+        res[c] = descend(H, t.K, r, block[i]);
+        for (int64_t k = 0; k < t.K; ++k) qw.set_f64(c * t.K + k, static_cast<double>(block[i].q[k]));
+      }
     });
     double before = 0, after = 0;
     int64_t f = 0;
@@ -253,7 +327,7 @@ void round_weights_adaptively(CompileContext& cx, const CalibrationSource& calib
     t.H = {};
     double db = before > 0 && after > 0 ? 10 * std::log10(before / after) : 0.0;
     nlohmann::json l = {{"layer", t.op->node.name}, {"codes_changed", f}, {"codes", qw.numel()},
-                        {"patches", t.patches}, {"weight_error_reduction_db", db}};
+                        {"patches", t.patches}, {"row", t.Kg}, {"weight_error_reduction_db", db}};
     record(l);
     if (cache) cache->rounded[t.op->node.name] = {pw.weight_scale, qw, l, kept, t.patches};
   };
