@@ -2,8 +2,9 @@
 """fixpoint.dask.calibrate: calibrate the bundled tiny_cnn on N seeded images split into shards,
 each shard's statistics computed on a Dask worker (a LocalCluster of 2 worker processes, or
 --scheduler ADDRESS for a real one: see docs/scaling.md) and merged here; then compile from the
-merged statistics and check the artifact is the same bytes as one compile over all images in
-this process, for each calibration method.
+merged statistics (and up to 32 of the images, which adaptive rounding reads: samples=) and check
+the artifact is the same bytes as one compile over all images in this process, for each
+calibration method.
 
 usage: examples/dask_calibrate.py [--images 64] [--shards 4] [--scheduler tcp://host:8786]
 """
@@ -48,7 +49,7 @@ def main():
     with Client(a.scheduler or cluster) as client:
         for method in ("percentile", "mse", "minmax"):
             stats = fixpoint.dask.calibrate(MODEL, shards, client, calib_method=method)
-            sharded = fixpoint.compile(MODEL, stats, calib_method=method)
+            sharded = fixpoint.compile(MODEL, stats, calib_method=method, samples=samples[:32])
             one = fixpoint.compile(MODEL, samples, calib_method=method)
             same = artifact(sharded, os.path.join(work, f"{method}_sharded")) == artifact(one, os.path.join(work, method))
             y = sharded.run({"image": x_test})["probabilities"]

@@ -230,12 +230,19 @@ std::shared_ptr<PyStats> calibrate_py(const std::string& model, const std::strin
   return std::make_shared<PyStats>(PyStats{c});
 }
 
+// calib: samples, or statistics (fixpoint.CalibrationStats); samples: with statistics, the
+// samples adaptive rounding reads (None: statistics alone, nearest rounding).
 std::shared_ptr<PyProgram> compile_py(const std::string& model, const std::string& config_json,
-                                      const std::string& options_json, const py::object& calib, bool verbose) {
+                                      const std::string& options_json, const py::object& calib,
+                                      const py::object& samples, bool verbose) {
   CompileJob job = job_from(config_json, options_json, verbose, "fixpoint.compile");
   std::unique_ptr<CalibrationSource> source;
-  if (py::isinstance<PyStats>(calib)) job.stats_value = calib.cast<const PyStats&>().c;
-  else source = source_of(job, calib);
+  if (py::isinstance<PyStats>(calib)) {
+    job.stats_value = calib.cast<const PyStats&>().c;
+    source = source_of(job, samples);
+  } else {
+    source = source_of(job, calib);
+  }
   CompileJobResult r;
   {
     py::gil_scoped_release nogil;
@@ -438,7 +445,7 @@ PYBIND11_MODULE(_core, m) {
       .def("table", &PyCompare::table)
       .def("write_html", &PyCompare::write_html);
   m.def("compile", &compile_py, py::arg("model"), py::arg("config_json"), py::arg("options_json"), py::arg("calibration"),
-        py::arg("verbose"));
+        py::arg("samples"), py::arg("verbose"));
   m.def("model_inputs", [](const std::string& path) { return value_infos(import_onnx_file(path, ImportOptions{{}, false}).inputs); });
   m.def("load", &load_py);
   m.def("program_file", &program_file);

@@ -65,7 +65,7 @@ void add_compile_options(CLI::App* app, CompileArgs& a) {
                 "Correct each layer's bias by the mean shift its weight rounding causes (default: on when calibrated)");
   app->add_flag("--adaptive-rounding,!--no-adaptive-rounding", a.adaptive_rounding,
                 "8-bit weights: each code rounded up or down by the layer's output error on the calibration samples "
-                "(AdaRound's objective, docs/arithmetic.md 10c), not to the nearest");
+                "(AdaRound's objective, docs/arithmetic.md 10c), not to the nearest (default: on when calibrated with samples)");
   app->add_option("--headroom16", a.headroom16,
                   "--bits 16: calibrated ranges x FACTOR (default 1.5; 1: the calibrated range exactly)");
   app->add_flag("--narrow-stream", a.narrow_stream,

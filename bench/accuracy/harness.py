@@ -20,7 +20,8 @@ ROWS = {
     "int16w8": dict(bits=16, params8=["*"]),  # 16-bit activations, 8-bit weights
     "auto-mixed": dict(bits=8, auto_mixed=1.25),
     "range-search": dict(bits=8, range_search=True),
-    "adaptive-rounding": dict(bits=8, adaptive_rounding=True),
+    "adaptive-rounding": dict(bits=8, adaptive_rounding=True),  # the default since session 37
+    "nearest-rounding": dict(bits=8, adaptive_rounding=False),  # the default before
     "auto-mixed-adaptive-rounding": dict(bits=8, auto_mixed=1.25, adaptive_rounding=True),
     "range-search-adaptive-rounding": dict(bits=8, range_search=True, adaptive_rounding=True),
     "range-search-no-bias-correction": dict(bits=8, range_search=True, bias_correction=False),

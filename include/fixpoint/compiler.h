@@ -48,8 +48,10 @@ struct CompileOptions {
   bool asymmetric = true;
   bool bias_correction = true;         // per-channel bias correction (Conv/Gemm/MatMul; (11b), needs calibration)
   // (10c) 8-bit weight codes rounded up or down by the layer's output error on the calibration
-  // samples (adaptive_rounding.cc), not to the nearest; runs before bias correction.
-  bool adaptive_rounding = false;
+  // samples (adaptive_rounding.cc), not to the nearest; runs before bias correction. Default since
+  // session 37: it wins on two dev benchmarks (OCR rec with 64 lines, Zero-DCE) and loses on none
+  // (docs/accuracy.md).
+  bool adaptive_rounding = true;
   // §2.3 (7b): in a 16-bit program (bits == 16), a 16-bit tensor's calibrated range times this,
   // so that values beyond what the calibration samples reached do not saturate (chosen on the
   // zoo's dev inputs, docs/accuracy.md).

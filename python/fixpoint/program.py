@@ -99,7 +99,10 @@ def compile(model, calibration=None, *, bits=None, config=None, verbose=False, *
                  at a time), any other iterable of them (streamed to a temporary folder, never all
                  in memory), {input name: array stacked on a new first axis}, a .npy file or a
                  folder of .npy files (single-input models), {input name: path}, or
-                 fixpoint.CalibrationStats (fixpoint.calibrate, merged shards)
+                 fixpoint.CalibrationStats (fixpoint.calibrate, merged shards; then samples=
+                 gives the samples adaptive rounding reads, in any of the forms above: the first
+                 32 of them are read, and with the first 32 of a one-pass compile's samples the
+                 artifact is that compile's; without samples= the weights round to nearest)
     bits         8, 16 or 32 (float reference, no calibration)
     config       a dict of options by fixpoint's or TIDL's names (tensor_bits,
                  output_feature_16bit_names_list, deny_list, ...), as `fixpoint compile --config`
@@ -130,13 +133,18 @@ def compile(model, calibration=None, *, bits=None, config=None, verbose=False, *
         if k in options:
             raise Error(f"fixpoint.compile: give samples as calibration=..., not {k}=")
     stats = calibration._core if isinstance(calibration, CalibrationStats) else None
-    with core_samples(path, None if stats is not None else calibration, options) as source:
+    samples = options.pop("samples", None)
+    if samples is not None and stats is None:
+        raise Error("fixpoint.compile: samples= goes with calibration statistics (fixpoint.CalibrationStats): they are "
+                    "the samples adaptive rounding reads; with samples as calibration=, give them there")
+    with core_samples(path, samples if stats is not None else calibration, options) as source:
         try:
             opts = json.dumps(options)
             cfg = json.dumps(dict(config or {}))
         except TypeError as e:
             raise Error(f"fixpoint.compile: an option value is not a plain value ({e})") from None
-        core = _core.compile(path, cfg, opts, stats if stats is not None else source, verbose)
+        core = _core.compile(path, cfg, opts, stats if stats is not None else source,
+                             source if stats is not None else None, verbose)
     return Program(core, keep)
 
 

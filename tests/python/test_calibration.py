@@ -1,6 +1,7 @@
 """Calibration statistics as a value (issue 14 item 3): fixpoint.calibrate, merge, save/load,
 `fixpoint calibrate` / `compile --stats`, fixpoint.dask.calibrate. Shards merged in any order give
-exactly the artifact bytes of one calibration over all samples, for every method."""
+exactly the artifact bytes of one calibration over all samples, for every method (with the samples
+adaptive rounding reads given beside the statistics; without them, the nearest-rounding artifact)."""
 import itertools
 import os
 import subprocess
@@ -38,8 +39,16 @@ def test_shards_merged_in_any_order_give_the_one_pass_artifact(tmp_path, method)
         else:
             parts = [fixpoint.calibrate(MODEL, shards[i], part="histograms", ranges=merged) for i in order]
         stats = fixpoint.CalibrationStats.merge_all(parts)
-        got = fxp(fixpoint.compile(MODEL, stats, calib_method=method), tmp_path / "".join(map(str, order)))
+        got = fxp(fixpoint.compile(MODEL, stats, calib_method=method, samples={"image": x}),
+                  tmp_path / "".join(map(str, order)))
         assert got == want, (method, order)
+    # Statistics alone: weights rounded to nearest, as the one-pass compile without adaptive rounding.
+    nearest = fxp(fixpoint.compile(MODEL, {"image": x}, calib_method=method, adaptive_rounding=False), tmp_path / "n")
+    alone = fixpoint.compile(MODEL, stats, calib_method=method)
+    assert fxp(alone, tmp_path / "alone") == nearest != want
+    assert any(r["pass"] == "adaptive_rounding" and r["detail"].startswith("skipped") for r in alone.report["rewrites"])
+    with pytest.raises(fixpoint.Error, match="samples= goes with calibration statistics"):
+        fixpoint.compile(MODEL, {"image": x}, samples={"image": x})
 
 
 def test_save_load_pickle_and_errors(tmp_path):
@@ -83,11 +92,12 @@ def test_cli_calibrate_rounds_and_compile_stats(tmp_path):
     for s in ("b", "a"):
         cli("calibrate", MODEL, "--calib", f"image={tmp_path / (s + '.npy')}", "--ranges", tmp_path / "rb.fxs",
             tmp_path / "ra.fxs", "-o", tmp_path / f"h{s}.fxs", "-q")
-    cli("compile", MODEL, "--stats", tmp_path / "hb.fxs", tmp_path / "ha.fxs", "-o", tmp_path / "sharded", "-q")
+    cli("compile", MODEL, "--stats", tmp_path / "hb.fxs", tmp_path / "ha.fxs", "--calib", f"image={tmp_path / 'all.npy'}",
+        "-o", tmp_path / "sharded", "-q")  # (--calib: the samples adaptive rounding reads)
     assert (tmp_path / "sharded" / "model.fxp").read_bytes() == (tmp_path / "one" / "model.fxp").read_bytes()
     # the Python value of the same samples is the same file's statistics
     py = fixpoint.compile(MODEL, fixpoint.CalibrationStats.load(tmp_path / "ha.fxs").merge(
-        fixpoint.CalibrationStats.load(tmp_path / "hb.fxs")))
+        fixpoint.CalibrationStats.load(tmp_path / "hb.fxs")), samples=tmp_path / "all.npy")
     assert fxp(py, tmp_path / "py") == (tmp_path / "one" / "model.fxp").read_bytes()
 
 
@@ -101,4 +111,4 @@ def test_dask_calibrate_gives_the_single_process_artifact(tmp_path):
             distributed.Client(c) as client:
         stats = fixpoint.dask.calibrate(MODEL, shards, client)
     assert stats.samples == 8 and stats.histograms
-    assert fxp(fixpoint.compile(MODEL, stats), tmp_path / "dask") == want
+    assert fxp(fixpoint.compile(MODEL, stats, samples={"image": x}), tmp_path / "dask") == want

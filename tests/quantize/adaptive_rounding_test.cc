@@ -80,6 +80,7 @@ TEST(AdaptiveRounding, CodesStayFloorOrCeilAndTheLayerErrorFallsOnNewInputs) {
   Graph g = conv_gemm_graph();
   CompileOptions o;
   o.bias_correction = false;  // the rounding alone
+  o.adaptive_rounding = false;
   auto calib = images(100, 8);
   Program nearest = test::compile_graph(g, o, calib).program;
   o.adaptive_rounding = true;
@@ -132,6 +133,7 @@ TEST(AdaptiveRounding, WithoutSamplesItSaysSoAndRoundsToNearest) {
   Graph g = conv_gemm_graph();
   CompileOptions o;
   o.calibration_cache = make_calibration_cache();
+  o.adaptive_rounding = false;
   auto calib = images(100, 4);
   Program nearest = test::compile_graph(g, o, calib).program;  // fills the cache
   o.adaptive_rounding = true;
@@ -153,8 +155,7 @@ namespace {
 
 TEST(AdaptiveRounding, LaterCompilesOfAJobReuseTheCodes) {
   Graph g = conv_gemm_graph();
-  CompileOptions o;
-  o.adaptive_rounding = true;
+  CompileOptions o;  // (adaptive rounding is the default)
   o.calibration_cache = make_calibration_cache();
   auto calib = images(100, 4);
   CompileResult first = test::compile_graph(g, o, calib);
