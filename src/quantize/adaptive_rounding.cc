@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 
 #include "fixpoint/fixedpoint.h"
@@ -42,42 +43,57 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void add_scaled(dou
   for (int64_t j = 0; j < n; ++j) g[j] += h[j] * a;
 }
 
-// H[i][j] += p[i] p[j] summed over nb patches P ([nb][K]), for j >= i (the upper triangle; the
-// entries below the diagonal inside diagonal tiles are summed too, and later overwritten by the
-// mirror of the upper ones). Register tiles of 4 x 8 entries; each entry still adds its patches'
-// products one at a time in patch order (no fused multiply-add, as add_scaled), so H is the same
-// as row-by-row accumulation gives. (A patch entry of 0 adds +-0, which changes no sum: skipping
-// it, as before, gave the same H.)
-__attribute__((target_clones("avx512f", "avx2", "default"))) void add_outer_products(double* H, const double* P,
-                                                                                    int64_t nb, int64_t K) {
-  constexpr int R = 4, C = 8;
-  for (int64_t i0 = 0; i0 < K; i0 += R) {
-    const int64_t ri = std::min<int64_t>(R, K - i0);
-    for (int64_t j0 = i0 / C * C; j0 < K; j0 += C) {
-      const int64_t cj = std::min<int64_t>(C, K - j0);
-      if (ri == R && cj == C) {
-        double acc[R][C];
-        for (int r = 0; r < R; ++r)
-          for (int c = 0; c < C; ++c) acc[r][c] = H[(i0 + r) * K + j0 + c];
-        for (int64_t b = 0; b < nb; ++b) {
-          const double* p = P + b * K;
-          for (int r = 0; r < R; ++r) {
-            const double pi = p[i0 + r];
-            for (int c = 0; c < C; ++c) acc[r][c] += pi * p[j0 + c];
-          }
-        }
-        for (int r = 0; r < R; ++r)
-          for (int c = 0; c < C; ++c) H[(i0 + r) * K + j0 + c] = acc[r][c];
-      } else {
-        for (int64_t r = 0; r < ri; ++r)
-          for (int64_t c = 0; c < cj; ++c) {
-            double h = H[(i0 + r) * K + j0 + c];
-            for (int64_t b = 0; b < nb; ++b) h += P[b * K + i0 + r] * P[b * K + j0 + c];
-            H[(i0 + r) * K + j0 + c] = h;
-          }
+// H[i][j] += p[i] p[j] summed over nb patches P ([nb][K]) for rows i0 .. i0 + 3 and j >= i (the
+// upper triangle; the entries below the diagonal inside diagonal tiles are summed too, and later
+// overwritten by the mirror of the upper ones). Register tiles of 4 x 8 entries; each entry still
+// adds its patches' products one at a time in patch order (no fused multiply-add, as add_scaled),
+// so H is the same as row-by-row accumulation gives. (A patch entry of 0 adds +-0, which changes
+// no sum: skipping it, as before, gave the same H.)
+constexpr int kTileRows = 4, kTileCols = 8;
+__attribute__((target_clones("avx512f", "avx2", "default"))) void add_outer_products_rows(double* H, const double* P,
+                                                                                         int64_t nb, int64_t K,
+                                                                                         int64_t i0) {
+  constexpr int R = kTileRows, C = kTileCols;
+  const int64_t ri = std::min<int64_t>(R, K - i0);
+  for (int64_t j0 = i0 / C * C; j0 < K; j0 += C) {
+    const int64_t cj = std::min<int64_t>(C, K - j0);
+    if (ri == R && cj == C) {
+      // GCC vector types, not the loop vectorizer: GCC 12 at -O3 vectorized the patch loop of the
+      // plain-array version two patches at a time and read one patch past the block's end
+      // (a segfault compiling DenseNet-121, K = 992, 16 patches).
+      typedef double Row __attribute__((vector_size(C * sizeof(double))));
+      Row acc[R];
+      for (int r = 0; r < R; ++r) std::memcpy(&acc[r], H + (i0 + r) * K + j0, sizeof(Row));
+      for (int64_t b = 0; b < nb; ++b) {
+        const double* p = P + b * K;
+        Row pj;
+        std::memcpy(&pj, p + j0, sizeof(Row));
+        for (int r = 0; r < R; ++r) acc[r] += p[i0 + r] * pj;
       }
+      for (int r = 0; r < R; ++r) std::memcpy(H + (i0 + r) * K + j0, &acc[r], sizeof(Row));
+    } else {
+      for (int64_t r = 0; r < ri; ++r)
+        for (int64_t c = 0; c < cj; ++c) {
+          double h = H[(i0 + r) * K + j0 + c];
+          for (int64_t b = 0; b < nb; ++b) h += P[b * K + i0 + r] * P[b * K + j0 + c];
+          H[(i0 + r) * K + j0 + c] = h;
+        }
     }
   }
+}
+
+// Every row tile of H, over threads when the block is large: task t takes row tiles t and n-1-t
+// (a short and a long row of the triangle). Rows are disjoint, so the sums do not depend on it.
+void add_outer_products(double* H, const double* P, int64_t nb, int64_t K) {
+  const int64_t tiles = ceil_div(K, kTileRows);
+  if (nb * K * K < (int64_t{1} << 22)) {
+    for (int64_t t = 0; t < tiles; ++t) add_outer_products_rows(H, P, nb, K, t * kTileRows);
+    return;
+  }
+  parallel_for(ceil_div(tiles, 2), default_threads(), [&](int64_t t) {
+    add_outer_products_rows(H, P, nb, K, t * kTileRows);
+    if (tiles - 1 - t != t) add_outer_products_rows(H, P, nb, K, (tiles - 1 - t) * kTileRows);
+  });
 }
 
 struct Target {
