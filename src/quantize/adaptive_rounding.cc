@@ -24,6 +24,9 @@ constexpr int64_t kMaxRow = 4608;              // longer rows (3x3x512) keep nea
 constexpr int64_t kChunkDoubles = int64_t{32} << 20;  // H entries accumulated per float pass (256 MB)
 constexpr int kMaxSweeps = 8;                  // coordinate-descent sweeps per output channel
 constexpr int64_t kBlockChannels = 8;          // channels whose H d one pass over H computes
+// A block of patches whose H update (nb K^2 products) is below this runs on the calling thread:
+// smaller ones cost less than waking the pool (a depthwise layer's one-patch updates, K = 9).
+constexpr int64_t kThreadedProducts = int64_t{1} << 22;
 // A layer's H kept in the job's cache up to this size (32 MB), so a later compile whose weight
 // scales differ (a channel of near-zero weights takes its scale from the input's, §4) rounds again
 // without a float pass.
@@ -35,7 +38,7 @@ int64_t wanted_patches(int64_t Kg) { return std::clamp<int64_t>(16 * Kg, 4096, 6
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// g[j] += h[j] a for j < n: the inner loop of H's accumulation, of H d and of every flip. Each
+// g[j] += h[j] a for j < n: the inner loop of H d and of every flip. Each
 // g[j] takes one product and one addition whichever clone runs (this file is built with
 // -ffp-contract=off: no fused multiply-add), so the sums, and the codes, do not depend on the CPU.
 __attribute__((target_clones("avx512f", "avx2", "default"))) void add_scaled(double* g, const double* h, double a,
@@ -86,7 +89,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void add_outer_prod
 // (a short and a long row of the triangle). Rows are disjoint, so the sums do not depend on it.
 void add_outer_products(double* H, const double* P, int64_t nb, int64_t K) {
   const int64_t tiles = ceil_div(K, kTileRows);
-  if (nb * K * K < (int64_t{1} << 22)) {
+  if (nb * K * K < kThreadedProducts) {
     for (int64_t t = 0; t < tiles; ++t) add_outer_products_rows(H, P, nb, K, t * kTileRows);
     return;
   }
