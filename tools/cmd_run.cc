@@ -135,6 +135,7 @@ void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs, const s
   }
   TraceWriter trace(a.trace_dir);
   trace.use_report(a.model);
+  trace.use_program(runner.program());
   OpProfile prof;
   std::function<void(const QOp&, const std::vector<Tensor>&)> on_op;
   if (trace.on() || a.profile)

@@ -32,6 +32,7 @@ nlohmann::json given_options(const CompileArgs& a, const CLI::App& app) {
   if (given("--bias-correction")) j["bias_correction"] = a.bias_correction;
   if (given("--headroom16")) j["headroom16"] = a.headroom16;
   if (given("--adaptive-rounding")) j["adaptive_rounding"] = a.adaptive_rounding;
+  if (given("--channel-equalization")) j["channel_equalization"] = a.channel_equalization;
   if (given("--narrow-intermediates")) j["narrow_intermediates"] = a.narrow_intermediates;
   if (given("--narrow-stream")) j["narrow_stream"] = a.narrow_stream;
   if (given("--narrow-softmax")) j["narrow_softmax"] = a.narrow_softmax;
@@ -66,6 +67,9 @@ void add_compile_options(CLI::App* app, CompileArgs& a) {
   app->add_flag("--adaptive-rounding,!--no-adaptive-rounding", a.adaptive_rounding,
                 "8-bit weights: each code rounded up or down by the layer's output error on the calibration samples "
                 "(AdaRound's objective, docs/arithmetic.md 10c), not to the nearest (default: on when calibrated with samples)");
+  app->add_flag("--channel-equalization,!--no-channel-equalization", a.channel_equalization,
+                "8-bit: rescale the channels of each activation between Convs (through Relu, MaxPool) to one calibrated "
+                "range, the Convs' weights compensating; float computes the same (docs/arithmetic.md 7d; default: on when calibrated)");
   app->add_option("--headroom16", a.headroom16,
                   "--bits 16: calibrated ranges x FACTOR (default 1.5; 1: the calibrated range exactly)");
   app->add_flag("--narrow-stream", a.narrow_stream,

@@ -25,6 +25,8 @@ ROWS = {
     "auto-mixed-adaptive-rounding": dict(bits=8, auto_mixed=1.25, adaptive_rounding=True),
     "range-search-adaptive-rounding": dict(bits=8, range_search=True, adaptive_rounding=True),
     "range-search-no-bias-correction": dict(bits=8, range_search=True, bias_correction=False),
+    "channel-equalization": dict(bits=8, channel_equalization=True),  # docs/arithmetic.md (7d)
+    "no-channel-equalization": dict(bits=8, channel_equalization=False),
     "symmetric": dict(bits=8, symmetric=True),
     "narrow": dict(bits=8, narrow_intermediates=True),
     "narrow-stream": dict(bits=8, narrow_stream=True),

@@ -52,6 +52,11 @@ struct CompileOptions {
   // session 37: it wins on two dev benchmarks (OCR rec with 64 lines, Zero-DCE) and loses on none
   // (docs/accuracy.md).
   bool adaptive_rounding = true;
+  // (7d) 8-bit programs: the channels of an activation between Convs (through Relu, MaxPool)
+  // rescaled by their calibrated ranges, the Convs' weights compensating (channel_equalization.cc).
+  // Default since session 38: it wins on two dev benchmarks (Zero-DCE, the glyph classifier) and
+  // loses on none (docs/accuracy.md).
+  bool channel_equalization = true;
   // §2.3 (7b): in a 16-bit program (bits == 16), a 16-bit tensor's calibrated range times this,
   // so that values beyond what the calibration samples reached do not saturate (chosen on the
   // zoo's dev inputs, docs/accuracy.md).

@@ -58,7 +58,8 @@ struct Program {
   // the count exactly (31);
   // 2: typed op params (op_params.h) with a validated schema; 1: string-keyed ints/consts.
   // 4: encodings carry onnx_rounding ((5b), QDQ imports); 5: tables carry a curve (20a).
-  static constexpr int kFormatVersion = 5;
+  // 6: channel_factors.
+  static constexpr int kFormatVersion = 6;
   std::string source_model;
   std::string scale_mode = "float";  // or "pow2"
   std::string rounding = "half_up";  // docs/arithmetic.md (2)
@@ -66,6 +67,9 @@ struct Program {
   std::vector<ValueInfo> inputs, outputs;  // float-facing interface (shapes may be symbolic)
   std::map<std::string, Tensor> float_constants;  // constants float fallback ops read
   std::map<std::string, QParams> tensors;         // every tensor the program computes
+  // Tensors channel equalization rescaled ((7d)): the program's channel c (axis 1) is the
+  // model's times factor[c]. Debugging tools compare in the program's units through these.
+  std::map<std::string, std::vector<double>> channel_factors;
   std::vector<QOp> ops;
 };
 

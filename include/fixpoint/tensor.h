@@ -105,4 +105,9 @@ struct NonFinite {
 };
 NonFinite count_nonfinite(const Tensor& t);
 
+// A float32 copy of t (channels on axis 1) with channel c multiplied by factors[c], or divided by
+// it: between a model's units and a program's for a tensor channel equalization rescaled
+// (Program::channel_factors). t unchanged when its channel count is not factors.size().
+Tensor scaled_channels(const Tensor& t, const std::vector<double>& factors, bool divide = false);
+
 }  // namespace fixpoint

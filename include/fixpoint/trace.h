@@ -21,12 +21,16 @@ class TraceWriter {
            const Tensor* codes, const QParams& q);
   // Subgraphs and removed tensors of a compiled program (its compile_report.json).
   void use_report(const std::string& program_dir);
+  // The program's rescaled channels (Program::channel_factors): their values are written in the
+  // model's units, their codes in the program's.
+  void use_program(const Program& p) { channel_factors_ = p.channel_factors; }
   ~TraceWriter();  // writes index.json
 
  private:
   std::string dir_;
   std::map<std::string, nlohmann::json> subgraph_;
   nlohmann::json removed_ = nlohmann::json::object();
+  std::map<std::string, std::vector<double>> channel_factors_;
   nlohmann::json index_ = nlohmann::json::object();
 };
 

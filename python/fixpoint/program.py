@@ -109,7 +109,7 @@ def compile(model, calibration=None, *, bits=None, config=None, verbose=False, *
     options      any `fixpoint compile` option as a keyword: shape={"x": [1, 3, 48, 320]},
                  bits16=[...], bits8=[...], params16=[...], params8=[...], out16=[...], deny=[...], allow=[...],
                  auto_mixed=1.25, range_search=True, range_factors={...}, calib_method="mse", calib_percentile=99.9, scale_mode="pow2", qat=True, symmetric=True,
-                 bias_correction=False, adaptive_rounding=True, narrow_intermediates=True, narrow_stream=True, narrow_softmax=True, headroom16=1.0,
+                 bias_correction=False, adaptive_rounding=True, channel_equalization=True, narrow_intermediates=True, narrow_stream=True, narrow_softmax=True, headroom16=1.0,
                  disable_pass=[...];
                  they win
                  over config

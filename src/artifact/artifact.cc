@@ -4,6 +4,7 @@
 #include "fixpoint/artifact.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -84,6 +85,7 @@ json program_json(const Program& p) {
     j["tensors"][k] = {{"type", static_cast<int>(q.type)}, {"scale", q.scale}, {"zero_point", q.zero_point}};
     if (q.onnx_rounding) j["tensors"][k]["onnx_rounding"] = true;
   }
+  j["channel_factors"] = p.channel_factors;
   j["ops"] = json::array();
   for (const auto& op : p.ops) {
     json o = {{"kind", std::string(op.kind())}, {"bits", op.bits}, {"fused", op.fused}, {"reason", op.reason},
@@ -112,6 +114,9 @@ Program program_from_json(const json& j) {
   for (const auto& [k, q] : j.at("tensors").items())
     p.tensors[k] = QParams{static_cast<DType>(q.at("type").get<int>()), q.at("scale").get<double>(),
                            q.at("zero_point").get<int64_t>(), q.value("onnx_rounding", false)};
+  p.channel_factors = j.at("channel_factors").get<std::map<std::string, std::vector<double>>>();
+  for (const auto& [t, f] : p.channel_factors)
+    for (double v : f) FP_CHECK(std::isfinite(v) && v > 0, "channel_factors of tensor '", t, "': ", v, " is not a positive factor");
   for (const auto& o : j.at("ops")) {
     QOp op;
     op.bits = o.at("bits").get<int>();

@@ -1,7 +1,8 @@
 // Calibration statistics files (FILE.fxs): the container of container.h with magic "FXSTATS1"
 // and a CBOR payload: the graph fingerprint, counts, per-tensor ranges and input-grid flags,
 // |x| histograms as binary arrays of little-endian float64 bin counts, and the per-channel sums of
-// Conv/MatMul/Gemm data inputs (bias correction) the same way.
+// Conv/MatMul/Gemm data inputs (bias correction) and per-channel ranges (channel equalization)
+// the same way.
 #include <cstring>
 
 #include <nlohmann/json.hpp>
@@ -60,6 +61,10 @@ std::string calibration_bytes(const CalibrationCache& c) {
   for (const auto& [t, cs] : c.channels)
     channels[t] = {{"axis", cs.axis}, {"sum", doubles_binary(cs.sum)}, {"count", doubles_binary(cs.count)}};
   j["channels"] = std::move(channels);
+  json ranges = json::object();
+  for (const auto& [t, cr] : c.channel_ranges) ranges[t] = {{"lo", doubles_binary(cr.lo)}, {"hi", doubles_binary(cr.hi)}};
+  j["channel_ranges"] = std::move(ranges);
+  j["equalized"] = c.equalized;
   std::vector<uint8_t> cbor = json::to_cbor(j);
   return container::encode(kMagic, kVersion, std::string(cbor.begin(), cbor.end()));
 }
@@ -112,6 +117,16 @@ std::shared_ptr<CalibrationCache> calibration_from_bytes(const std::string& byte
       cs.count = binary_doubles(ch.at("count"), cat("tensor '", t, "': channel counts"));
       FP_CHECK(cs.sum.size() == cs.count.size(), "tensor '", t, "': ", cs.sum.size(), " channel sums but ", cs.count.size(), " counts");
     }
+    // Files made before channel equalization have no per-channel ranges: a compile from them
+    // equalizes nothing (and their fingerprint names an unequalized graph).
+    const json ranges = j.contains("channel_ranges") ? j.at("channel_ranges") : json::object();
+    for (const auto& [t, r] : ranges.items()) {
+      ChannelRanges& cr = c->channel_ranges[t];
+      cr.lo = binary_doubles(r.at("lo"), cat("tensor '", t, "': channel minima"));
+      cr.hi = binary_doubles(r.at("hi"), cat("tensor '", t, "': channel maxima"));
+      FP_CHECK(cr.lo.size() == cr.hi.size(), "tensor '", t, "': ", cr.lo.size(), " channel minima but ", cr.hi.size(), " maxima");
+    }
+    c->equalized = j.value("equalized", false);
   } catch (const json::exception& e) {
     fail(path, ": malformed payload (", e.what(), ")");
   } catch (const Error& e) {

@@ -106,6 +106,12 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
   ro.threads = default_threads();
   Executor(g, fast_float_kernels()).run(inputs, ro);
   const Program& p = runner_.program();
+  // Tensors channel equalization rescaled ((7d)) are compared in the program's units (refp): what
+  // its ops compute, and what their local errors feed them. The float graph's nodes (own error,
+  // encoding impact) keep the model's units (ref).
+  std::map<std::string, Tensor> refp = ref;  // (shares the tensors' storage)
+  for (const auto& [t, f] : p.channel_factors)
+    if (auto r = refp.find(t); r != refp.end()) r->second = scaled_channels(r->second, f);
   std::map<std::string, std::pair<Tensor, Tensor>> fixed;  // tensor -> (dequantized, codes)
   runner_.run(inputs, [&](const QOp& op, const std::vector<Tensor>& outs) {
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -130,9 +136,9 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
       const std::string& t = op.node.outputs[i];
       if (t.empty()) continue;
       LayerError& e = layers_[li++];
-      auto r = ref.find(t);
+      auto r = refp.find(t);
       auto f = fixed.find(t);
-      if (r == ref.end() || f == fixed.end() || !dtype_is_float(r->second.dtype()) ||
+      if (r == refp.end() || f == fixed.end() || !dtype_is_float(r->second.dtype()) ||
           r->second.shape() != f->second.first.shape())
         continue;
       if (!local_done) {
@@ -141,11 +147,11 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
         // error of such an op is then its own rounding.
         std::map<std::string, Tensor> patched;
         for (const auto& in : op.node.inputs)
-          if (!in.empty() && !ref.count(in) && fixed.count(in)) {
-            if (patched.empty()) patched = ref;
+          if (!in.empty() && !refp.count(in) && fixed.count(in)) {
+            if (patched.empty()) patched = refp;
             patched[in] = fixed.at(in).first;
           }
-        local = runner_.run_op_on_float(k, patched.empty() ? ref : patched);
+        local = runner_.run_op_on_float(k, patched.empty() ? refp : patched);
         local_done = true;
       }
       const Tensor& a = r->second;
@@ -164,6 +170,7 @@ void Comparer::add_sample(const std::map<std::string, Tensor>& inputs) {
       if (fn != float_node.end() && fn->second->name == op.node.name) {
         enc = coded_inputs(*fn->second, p, ref);
         if (!enc.empty()) own = run_encoded(*fn->second, enc, ref, encoded);
+        if (auto ft = p.channel_factors.find(t); ft != p.channel_factors.end() && own.numel()) own = scaled_channels(own, ft->second);
         if (own.shape() != a.shape()) own = Tensor();
       }
       e.own_measured = e.own_measured || own.numel() > 0;
@@ -225,10 +232,14 @@ Tensor Comparer::run_encoded(const Node& n, const std::vector<std::string>& enco
     }
     auto it = cache.find(in);
     if (it == cache.end()) {
+      // Encoded in the program's units, read back in the model's ((7d) rescaled tensors).
       const QParams& q = p.tensors.at(in);
-      Tensor d(DType::Float32, r->second.shape());
+      auto f = p.channel_factors.find(in);
+      Tensor x = f == p.channel_factors.end() ? r->second : scaled_channels(r->second, f->second);
+      Tensor d(DType::Float32, x.shape());
       for (int64_t i = 0; i < d.numel(); ++i)
-        d.data<float>()[i] = fx::dequantize(q.quantize(r->second.get_f64(i)), q.scale, q.zero_point);
+        d.data<float>()[i] = fx::dequantize(q.quantize(x.get_f64(i)), q.scale, q.zero_point);
+      if (f != p.channel_factors.end()) d = scaled_channels(d, f->second, true);
       it = cache.emplace(in, std::move(d)).first;
     }
     ins.push_back(&it->second);

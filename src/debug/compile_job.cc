@@ -144,6 +144,8 @@ void apply_compile_options(CompileJob& job, const nlohmann::json& obj, const std
         o.bias_correction = v.get<bool>();
       } else if (k == "adaptive_rounding") {
         o.adaptive_rounding = v.get<bool>();
+      } else if (k == "channel_equalization") {
+        o.channel_equalization = v.get<bool>();
       } else if (k == "narrow_intermediates") {
         o.wide_intermediates = !v.get<bool>();
       } else if (k == "narrow_stream") {

@@ -18,9 +18,12 @@ void TraceWriter::add(const std::string& tensor, const std::string& node, const 
          const Tensor* codes, const QParams& q) {
   if (!on() || tensor.empty() || !dtype_is_float(value.dtype())) return;
   std::string base = sanitize_name(tensor);
-  save_npy((std::filesystem::path(dir_) / (base + ".npy")).string(), value);
+  auto f = channel_factors_.find(tensor);
+  save_npy((std::filesystem::path(dir_) / (base + ".npy")).string(),
+           f == channel_factors_.end() ? value : scaled_channels(value, f->second, true));
   nlohmann::json e = {{"file", base + ".npy"}, {"shape", value.shape()}, {"node", node}, {"op", op},
                       {"bits", q.bits()}, {"dtype", dtype_name(q.type)}, {"scale", q.scale}};
+  if (f != channel_factors_.end()) e["channel_factors"] = f->second;  // codes = model value x factor / scale
   if (auto sg = subgraph_.find(node); sg != subgraph_.end()) e["subgraph"] = sg->second;
   if (codes) {
     save_npy((std::filesystem::path(dir_) / (base + ".codes.npy")).string(), *codes);

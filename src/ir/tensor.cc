@@ -126,6 +126,19 @@ Tensor Tensor::clone() const {
   return t;
 }
 
+Tensor scaled_channels(const Tensor& t, const std::vector<double>& factors, bool divide) {
+  if (t.rank() < 2 || t.dim(1) != static_cast<int64_t>(factors.size()) || !dtype_is_float(t.dtype()) || t.numel() == 0)
+    return t;
+  Tensor r(DType::Float32, t.shape());
+  int64_t C = t.dim(1), inner = t.numel() / (t.dim(0) * C);
+  float* p = r.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double f = factors[static_cast<size_t>((i / inner) % C)];
+    p[i] = static_cast<float>(divide ? t.get_f64(i) / f : t.get_f64(i) * f);
+  }
+  return r;
+}
+
 double Tensor::get_f64(int64_t i) const {
   switch (dtype_) {
     case DType::Float32: return data<float>()[i];

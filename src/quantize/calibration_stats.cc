@@ -9,7 +9,9 @@
 #include "fixpoint/float_kernels.h"
 #include "fixpoint/parallel.h"
 #include "fixpoint/runtime.h"
+#include "quantize/channel_equalization.h"
 #include "quantize/compile_context.h"
+#include "quantize/fnv_hash.h"
 
 namespace fixpoint {
 
@@ -67,6 +69,37 @@ void ChannelSums::add(const Tensor& t) {
       }
 }
 
+void ChannelRanges::add(const Tensor& t) {
+  if (t.dtype() != DType::Float32 || t.rank() < 2 || t.numel() == 0) return;
+  int64_t C = t.dim(1), inner = t.numel() / (t.dim(0) * C);
+  if (lo.empty()) lo.assign(static_cast<size_t>(C), INFINITY), hi.assign(static_cast<size_t>(C), -INFINITY);
+  if (static_cast<int64_t>(lo.size()) != C) return;
+  const float* p = t.data<float>();
+  for (int64_t b = 0; b < t.dim(0); ++b)
+    for (int64_t c = 0; c < C; ++c) {
+      float l = INFINITY, h = -INFINITY;
+      for (int64_t j = (b * C + c) * inner, end = j + inner; j < end; ++j) {
+        float v = p[j];
+        bool finite = std::fabs(v) < INFINITY;  // §2.8: ranges ignore non-finite values
+        l = finite && v < l ? v : l;
+        h = finite && v > h ? v : h;
+      }
+      lo[static_cast<size_t>(c)] = std::min(lo[static_cast<size_t>(c)], static_cast<double>(l));
+      hi[static_cast<size_t>(c)] = std::max(hi[static_cast<size_t>(c)], static_cast<double>(h));
+    }
+}
+
+void ChannelRanges::merge(const ChannelRanges& o, const std::string& tensor) {
+  if (o.lo.empty()) return;
+  if (lo.empty()) {
+    *this = o;
+    return;
+  }
+  FP_CHECK(lo.size() == o.lo.size(), "calibration statistics: tensor '", tensor, "' has ", lo.size(), " channels in one part and ",
+           o.lo.size(), " in another");
+  for (size_t c = 0; c < lo.size(); ++c) lo[c] = std::min(lo[c], o.lo[c]), hi[c] = std::max(hi[c], o.hi[c]);
+}
+
 std::optional<int> channel_axis(const Node& n) {
   if (n.op_type == "Conv") return 1;
   if (n.op_type == "MatMul") return -1;
@@ -84,23 +117,31 @@ std::map<std::string, Tensor> calibration_sample(const CompileContext& cx, const
 // Pass 1: min/max of every tensor. Pass 2 (methods other than minmax): histograms of |x| over
 // [0, max|x|]. Both stream over the samples; memory is per tensor, not per sample.
 void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPart part) {
-  Executor ex(cx.g, fast_float_kernels());
   bool hist = part == CalibrationPart::kHistograms || (part == CalibrationPart::kAll && cx.opts.calib_method != "minmax");
+  bool equalize = equalization_applies(cx);
   int first = part == CalibrationPart::kHistograms ? 1 : 0;
   int last = hist ? 1 : 0;
-  if (first == 0)
+  if (first == 0) {
     for (const auto& n : cx.g.nodes)
       if (auto a = channel_axis(n); a && !n.inputs.empty()) {
         auto [it, fresh] = cx.channels.try_emplace(n.inputs[0]);
         if (fresh) it->second.axis = *a;  // the first reader's axis; bias correction checks each reader's
       }
+    if (equalize)
+      for (const auto& t : equalization_tensors(cx.g)) cx.channel_ranges.try_emplace(t);
+  }
   for (int pass = first; pass <= last; ++pass) {
+    // The histograms measure the graph the program computes: equalized (from the first pass's
+    // per-channel ranges, or a ranges round's merged ones) before they start.
+    if (pass == 1 && equalize) equalize_channels(cx);
+    Executor ex(cx.g, fast_float_kernels());
     // Non-finite values are counted in the first pass that runs (each sample once).
     bool count = pass == first;
     auto observe = [&cx, pass](const std::string& t, const Tensor& v) {
       if (pass == 0) {
         cx.stats[t].add(v, cx.is_graph_input(t));
         if (auto c = cx.channels.find(t); c != cx.channels.end()) c->second.add(v);
+        if (auto c = cx.channel_ranges.find(t); c != cx.channel_ranges.end()) c->second.add(v);
         return;
       }
       auto it = cx.hist.find(t);
@@ -128,6 +169,7 @@ void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPa
                            calib.size(), " samples"));
     }
   }
+  if (part == CalibrationPart::kAll && equalize) equalize_channels(cx);  // (minmax: no histogram pass)
 }
 
 void merge_calibration(CalibrationCache& a, const CalibrationCache& b) {
@@ -136,6 +178,16 @@ void merge_calibration(CalibrationCache& a, const CalibrationCache& b) {
   FP_CHECK(a.histograms == b.histograms,
            "calibration statistics with and without histograms cannot be merged: merge the ranges of every part first, "
            "then measure every part's histograms on the merged ranges");
+  FP_CHECK(a.equalized == b.equalized, "calibration statistics of a whole calibration or a histogram round cannot be "
+           "merged with those of a ranges round (their channels are equalized and these are not)");
+  bool same_ranges = a.channel_ranges.size() == b.channel_ranges.size() &&
+                     std::equal(a.channel_ranges.begin(), a.channel_ranges.end(), b.channel_ranges.begin(),
+                                [](const auto& x, const auto& y) {
+                                  return x.first == y.first && x.second.lo == y.second.lo && x.second.hi == y.second.hi;
+                                });
+  FP_CHECK(!a.equalized || a.channel_ranges.empty() || same_ranges,
+           "calibration statistics: these parts equalized their channels by different ranges, so their ranges are in "
+           "different units: calibrate in two rounds (ranges, merged; then histograms on the merged ranges)");
   for (const auto& [t, s] : b.stats) {
     auto [it, fresh] = a.stats.emplace(t, s);
     if (fresh) continue;
@@ -160,6 +212,7 @@ void merge_calibration(CalibrationCache& a, const CalibrationCache& b) {
     if (m.axis != c.axis || m.sum.size() != c.sum.size() || (m.count == c.count && m.sum == c.sum)) continue;
     for (size_t i = 0; i < m.sum.size(); ++i) m.sum[i] += c.sum[i], m.count[i] += c.count[i];
   }
+  for (const auto& [t, r] : b.channel_ranges) a.channel_ranges[t].merge(r, t);
   for (const auto& [t, h] : b.hist) {
     auto [it, fresh] = a.hist.emplace(t, h);
     if (!fresh) it->second.merge(h, t);
@@ -201,10 +254,8 @@ void remember_calibration(CalibrationCache& cache, CalibrationCache value) {
 }
 
 std::string graph_fingerprint(const Graph& g) {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a 64
-  auto add = [&h](const std::string& s) {
-    for (unsigned char c : s + '\x1f') h = (h ^ c) * 1099511628211ull;
-  };
+  Fnv1a h;
+  auto add = [&h](const std::string& s) { h.add(s + '\x1f'); };
   for (const auto& in : g.inputs) add(in.name + ":" + in.shape_text());
   for (const auto& n : g.nodes) {
     add(n.name);
@@ -212,9 +263,7 @@ std::string graph_fingerprint(const Graph& g) {
     for (const auto& i : n.inputs) add(i);
     for (const auto& o : n.outputs) add(o);
   }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  return h.hex();
 }
 
 }  // namespace fixpoint

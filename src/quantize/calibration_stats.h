@@ -40,6 +40,15 @@ struct ChannelSums {
   double mean(size_t c) const { return count[c] > 0 ? sum[c] / count[c] : 0.0; }
 };
 
+// Per-channel finite min/max along axis 1 (NCHW) of a tensor channel equalization may rescale
+// (channel_equalization.cc): the factors come from them, and the rescaled tensor's range is
+// min/max over channels of lo_c / s_c, hi_c / s_c. Merged by min/max.
+struct ChannelRanges {
+  std::vector<double> lo, hi;
+  void add(const Tensor& t);
+  void merge(const ChannelRanges& o, const std::string& tensor);
+};
+
 // The channel axis `n` reduces its data input over, or nullopt when `n` is not a Conv, MatMul
 // or Gemm (Gemm with transA: axis 0).
 std::optional<int> channel_axis(const Node& n);
@@ -63,6 +72,10 @@ struct CalibrationCache {
   std::map<std::string, Stats> stats;
   std::map<std::string, AbsHistogram> hist;
   std::map<std::string, ChannelSums> channels;  // data inputs of Conv/MatMul/Gemm (pass 1)
+  std::map<std::string, ChannelRanges> channel_ranges;  // tensors channel equalization may rescale (pass 1)
+  // stats, hist and channels are in the equalized program's units (channel_equalization.cc):
+  // true after a whole calibration or a histogram round, false for a ranges-only round.
+  bool equalized = false;
   // Adaptive rounding's codes per layer (adaptive_rounding.cc), derived from the samples that
   // made these statistics: later compiles of the same job (--range-search, --auto-mixed, analyze)
   // reuse a layer's codes while its weight scales are the same. Never saved or merged.
@@ -92,8 +105,10 @@ std::string graph_fingerprint(const Graph& g);
 // Sample i with the batch dim restored for inputs given without it.
 std::map<std::string, Tensor> calibration_sample(const CompileContext& cx, const CalibrationSource& calib, size_t i);
 
-// Pass 1: min/max of every tensor into cx.stats, and the channel sums of every Conv/MatMul/Gemm
-// data input into cx.channels. Pass 2 (methods other than minmax): histograms
+// Pass 1: min/max of every tensor into cx.stats, the channel sums of every Conv/MatMul/Gemm
+// data input into cx.channels and, when the compile equalizes channels, the per-channel ranges of
+// the tensors it may rescale into cx.channel_ranges; then (unless `part` is kRanges) the
+// equalization rewrites cx.g (equalize_channels). Pass 2 (methods other than minmax): histograms
 // of |x| over [0, max|x|] into cx.hist. Both stream over the samples; memory is per tensor.
 // `part`: kHistograms needs cx.stats filled with the merged ranges first.
 void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPart part = CalibrationPart::kAll);

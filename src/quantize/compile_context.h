@@ -34,6 +34,9 @@ struct CompileState {
   std::map<std::string, Stats> stats;
   std::map<std::string, AbsHistogram> hist;  // second calibration pass (not minmax)
   std::map<std::string, ChannelSums> channels;  // first pass: E[x] per channel (bias correction)
+  std::map<std::string, ChannelRanges> channel_ranges;  // first pass: per-channel ranges (channel equalization)
+  bool stats_equalized = false;     // stats, hist, channels are in the equalized graph's units
+  bool channels_equalized = false;  // g's weights are rescaled (channel_equalization.cc)
   struct {
     NonFinite inputs, tensors;  // §2.8: ranges ignore them, the report counts them
   } calib_nonfinite;

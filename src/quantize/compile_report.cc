@@ -52,6 +52,7 @@ CompileResult finish(CompileContext& cx) {
   rep["qdq_tensors"] = cx.qdq.activations.size();
   rep["rewrites"] = cx.rewrite_entries;
   if (!cx.adaptive_rounding.is_null()) rep["adaptive_rounding"] = cx.adaptive_rounding;
+  if (!cx.prog.channel_factors.empty()) rep["channel_factors"] = cx.prog.channel_factors;  // (7d): program = model x factor
   json layers = json::array(), fallback = json::array();
   std::ostringstream txt;
   int n_float = 0;

@@ -13,6 +13,7 @@
 #include "quantize/adaptive_rounding.h"
 #include "quantize/bias_correction.h"
 #include "quantize/calibration_stats.h"
+#include "quantize/channel_equalization.h"
 #include "quantize/compile_context.h"
 #include "quantize/compile_report.h"
 #include "quantize/encoding.h"
@@ -214,12 +215,19 @@ void build_context(CompileContext& cx, const Importer& import, const std::string
   finish_context(cx);
 }
 
+// The name of what calibration measures: the graph before channel equalization rewrites its
+// weights, and whether it does (the statistics are then in the equalized graph's units).
+std::string calibration_fingerprint(const CompileContext& cx) {
+  return graph_fingerprint(cx.g) + (equalization_applies(cx) ? "+equalized" : "");
+}
+
 // What calibration measured in cx, as a value.
-CalibrationCache calibration_value(const CompileContext& cx, size_t samples, bool histograms) {
+CalibrationCache calibration_value(const CompileContext& cx, const std::string& fingerprint, size_t samples,
+                                   bool histograms) {
   CalibrationCache c;
   c.filled = true;
   c.method = cx.opts.calib_method;
-  c.fingerprint = graph_fingerprint(cx.g);
+  c.fingerprint = fingerprint;
   c.histograms = histograms;
   c.samples = samples;
   c.input_nonfinite = cx.calib_nonfinite.inputs;
@@ -227,6 +235,8 @@ CalibrationCache calibration_value(const CompileContext& cx, size_t samples, boo
   c.stats = cx.stats;
   c.hist = cx.hist;
   c.channels = cx.channels;
+  c.channel_ranges = cx.channel_ranges;
+  c.equalized = cx.stats_equalized;
   return c;
 }
 
@@ -236,7 +246,7 @@ CompileResult compile_context(CompileContext& cx, const CalibrationSource* calib
   if (opts.bits != 32) {
     if (opts.qat) collect_qat_ranges(cx);
     auto& cache = opts.calibration_cache;
-    std::string fingerprint = graph_fingerprint(cx.g);
+    std::string fingerprint = calibration_fingerprint(cx);
     bool need_hist = opts.calib_method != "minmax";
     if (cache) recall_calibration(*cache, fingerprint);
     if (cache && cache->filled &&
@@ -244,20 +254,23 @@ CompileResult compile_context(CompileContext& cx, const CalibrationSource* calib
       // Statistics given (fixpoint compile --stats) or kept from an earlier compile of the same
       // graph and samples (analyze): the same numbers calibration would measure.
       FP_CHECK(cache->fingerprint == fingerprint, "calibration statistics: made on another graph than this compile's "
-               "(another model, --shape, --bits or --disable-pass): measure them with the compile's options");
+               "(another model, --shape, --bits, --disable-pass or --no-channel-equalization): measure them with the compile's options");
       FP_CHECK(cache->histograms || !need_hist, "calibration statistics: --calib-method ", opts.calib_method,
                " needs histograms, and these hold ranges only (the first round of a sharded calibration)");
       cx.stats = cache->stats;
       cx.hist = cache->hist;
       cx.channels = cache->channels;
+      cx.channel_ranges = cache->channel_ranges;
+      cx.stats_equalized = cache->equalized;
       cx.calib_nonfinite.inputs = cache->input_nonfinite;
       cx.calib_nonfinite.tensors = cache->tensor_nonfinite;
     } else if (calib) {
       calibrate(cx, *calib);
-      if (cache) remember_calibration(*cache, calibration_value(cx, calib->size(), need_hist));
+      if (cache) remember_calibration(*cache, calibration_value(cx, fingerprint, calib->size(), need_hist));
     } else if (cx.qdq.activations.empty()) {
       FP_CHECK(opts.qat, "--calib is required for --bits ", opts.bits, " (or use --qat for a QAT model)");
     }
+    if (equalization_applies(cx) && !cx.stats.empty()) equalize_channels(cx);  // (after calibration: done)
   }
   plan(cx);
   if (opts.adaptive_rounding && opts.bits != 32) {
@@ -289,17 +302,18 @@ std::shared_ptr<CalibrationCache> calibrate_model(const std::string& model_path,
   FP_CHECK(calib.size() > 0, "calibration: no samples");
   CompileContext cx(opts);
   build_context(cx, [&](const ImportOptions& io) { return import_onnx_file(model_path, io); }, model_path, &calib);
-  std::string fingerprint = graph_fingerprint(cx.g);
+  std::string fingerprint = calibration_fingerprint(cx);
   if (part == CalibrationPart::kHistograms) {
     FP_CHECK(ranges && !ranges->histograms, "calibration: measuring histograms needs the merged ranges of every part");
     FP_CHECK(ranges->fingerprint == fingerprint, "calibration: the ranges were measured on another graph than this "
-             "one (another model, --shape, --bits or --disable-pass)");
+             "one (another model, --shape, --bits, --disable-pass or --no-channel-equalization)");
     cx.stats = ranges->stats;
     cx.channels = ranges->channels;
+    cx.channel_ranges = ranges->channel_ranges;
   }
   calibrate(cx, calib, part);
   auto c = std::make_shared<CalibrationCache>(calibration_value(
-      cx, calib.size(), part == CalibrationPart::kHistograms || (part == CalibrationPart::kAll && opts.calib_method != "minmax")));
+      cx, fingerprint, calib.size(), part == CalibrationPart::kHistograms || (part == CalibrationPart::kAll && opts.calib_method != "minmax")));
   c->given = true;
   return c;
 }

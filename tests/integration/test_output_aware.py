@@ -1,7 +1,8 @@
 """Quantization chosen by measured error on the Zero-DCE net trained here, checked on images it
 was not chosen on: compile --range-search (docs/arithmetic.md (7c): 8-bit ranges chosen by the
 error they cause at the graph outputs; the choice is a --config file, measured before it is
-kept) and --adaptive-rounding ((10c): weight codes rounded by the layer output error)."""
+kept), --adaptive-rounding ((10c): weight codes rounded by the layer output error) and channel
+equalization ((7d), the default: activation channels rescaled to one calibrated range)."""
 import json
 
 import numpy as np
@@ -13,9 +14,11 @@ MIN_AR_GAIN = 0.3  # measured +0.58 dB (47.87 -> 48.45)
 
 def test_range_search_improves_zero_dce_on_held_out_images(zero_dce, tmp_path):
     ref = np.load(zero_dce / "float" / "enhanced.npy").astype(np.float64)
-    # (nearest rounding on both sides: the search's own gain, as measured when it was built)
-    _, plain = compile_run(zero_dce, "rs_plain", "--no-adaptive-rounding")
-    report, searched = compile_run(zero_dce, "rs", "--range-search", "--no-adaptive-rounding")
+    # (nearest rounding and no channel equalization on both sides: the search's own gain, as
+    # measured when it was built; equalization takes over part of it, e6's too wide range)
+    plain_opts = ["--no-adaptive-rounding", "--no-channel-equalization"]
+    _, plain = compile_run(zero_dce, "rs_plain", *plain_opts)
+    report, searched = compile_run(zero_dce, "rs", "--range-search", *plain_opts)
     rs = report["range_search"]
     snr = rs["output_snr_db"]
     print(f"zero_dce --range-search: calibration SNR {snr['calibrated']:.2f} -> {snr['chosen']:.2f} dB, factors "
@@ -31,7 +34,7 @@ def test_range_search_improves_zero_dce_on_held_out_images(zero_dce, tmp_path):
     assert psnr(ref, searched) >= psnr(ref, plain) + 0.5
     # The written choice reproduces the program through --config, without searching again.
     _, again = compile_run(zero_dce, "rs_again", "--config", zero_dce / "prog_rs" / "mixed_precision.json",
-                           "--no-adaptive-rounding")
+                           *plain_opts)
     assert np.array_equal(again, searched)
     cfg = json.loads((zero_dce / "prog_rs" / "mixed_precision.json").read_text())
     assert cfg == {"range_factors": rs["factors"]}
@@ -59,9 +62,10 @@ def test_range_search_errors_are_one_line(zero_dce, tmp_path):
 
 def test_adaptive_rounding_on_zero_dce(zero_dce):
     ref = np.load(zero_dce / "float" / "enhanced.npy").astype(np.float64)
-    _, plain = compile_run(zero_dce, "ar_plain", "--no-adaptive-rounding")
-    report, rounded = compile_run(zero_dce, "ar", "--adaptive-rounding")
-    _, default = compile_run(zero_dce, "ar_default")
+    # (no channel equalization on either side: the rounding's own gain, as measured when it was built)
+    _, plain = compile_run(zero_dce, "ar_plain", "--no-adaptive-rounding", "--no-channel-equalization")
+    report, rounded = compile_run(zero_dce, "ar", "--adaptive-rounding", "--no-channel-equalization")
+    _, default = compile_run(zero_dce, "ar_default", "--no-channel-equalization")
     assert np.array_equal(default, rounded)  # the default since session 37
     layers = report["adaptive_rounding"]["layers"]
     print(f"zero_dce --adaptive-rounding: {sum(l['codes_changed'] for l in layers)} of "
@@ -71,7 +75,43 @@ def test_adaptive_rounding_on_zero_dce(zero_dce):
     assert all(l["codes_changed"] > 0 and l["weight_error_reduction_db"] > 1 for l in layers), layers
     assert psnr(ref, rounded) >= psnr(ref, plain) + MIN_AR_GAIN
     # --range-search after adaptive rounding rounds once (codes kept with the statistics).
-    report, both = compile_run(zero_dce, "ar_rs", "--adaptive-rounding", "--range-search")
+    report, both = compile_run(zero_dce, "ar_rs", "--adaptive-rounding", "--range-search", "--no-channel-equalization")
     print(f"zero_dce --adaptive-rounding --range-search: held-out PSNR {psnr(ref, both):.2f} dB")
     assert report["adaptive_rounding"]["layers"] == layers
     assert psnr(ref, both) >= psnr(ref, rounded) + 0.2  # measured +0.40 dB
+
+
+def test_channel_equalization_on_zero_dce(zero_dce, tmp_path):
+    """(7d), the default: e1-e6's output channels rescaled to one calibrated range (e6's span 10x)
+    and the convs reading them compensating. Measured on the evaluation images, against the same
+    compile without it; the program's rescaled tensors stay readable in the model's units (run
+    --trace) and compare measures them in the program's."""
+    ref = np.load(zero_dce / "float" / "enhanced.npy").astype(np.float64)
+    _, plain = compile_run(zero_dce, "ce_plain", "--no-channel-equalization")
+    report, eq = compile_run(zero_dce, "ce")
+    _, on = compile_run(zero_dce, "ce_on", "--channel-equalization")
+    assert np.array_equal(on, eq)
+    said = [r for r in report["rewrites"] if r["pass"] == "channel_equalization"]
+    assert said and said[0]["detail"].startswith("rescaled the channels of 6 activation(s)"), said
+    print(f"zero_dce channel equalization: held-out PSNR {psnr(ref, plain):.2f} -> {psnr(ref, eq):.2f} dB")
+    assert psnr(ref, eq) >= psnr(ref, plain) + 0.7  # measured +1.43 dB (48.45 -> 49.87)
+    # The trace writes e6's output in the model's units: the float model's values, to 8 bits.
+    x = np.load(zero_dce / "zero_dce_eval.npy")[:1]
+    np.save(tmp_path / "x.npy", x)
+    run_cli("run", zero_dce / "zero_dce.onnx", "--input", f"image={tmp_path / 'x.npy'}", "-o", tmp_path / "f", "-q",
+            "--trace", tmp_path / "tf")
+    run_cli("run", zero_dce / "prog_ce", "--input", f"image={tmp_path / 'x.npy'}", "-o", tmp_path / "q", "-q",
+            "--trace", tmp_path / "tq")
+    index = json.loads((tmp_path / "tq" / "index.json").read_text())
+    e6 = index["/Relu_5_output_0"]
+    assert len(e6["channel_factors"]) == 32
+    model_e6 = np.load(tmp_path / "tf" / index["/Relu_5_output_0"]["file"]).astype(np.float64)
+    traced_e6 = np.load(tmp_path / "tq" / e6["file"]).astype(np.float64)
+    assert 10 * np.log10(np.sum(model_e6 ** 2) / np.sum((model_e6 - traced_e6) ** 2)) > 25
+    codes = np.load(tmp_path / "tq" / e6["codes"]).astype(np.float64)
+    f = np.array(e6["channel_factors"])[None, :, None, None]
+    assert np.allclose(traced_e6 * f, codes * e6["scale"], rtol=1e-5, atol=1e-6)  # codes: the program's units
+    run_cli("compare", zero_dce / "prog_ce", "--input", f"image={tmp_path / 'x.npy'}", "-o", tmp_path / "c", "-q")
+    layers = {l["output"]: l for l in json.loads((tmp_path / "c" / "compare.json").read_text())["layers"]}
+    for l in layers.values():  # a unit mix-up (model vs program) would show as a few dB
+        assert l["encoding_snr_db"] > 25 and l["local_snr_db"] > 15, l

@@ -26,25 +26,34 @@ def fxp(program, d):
 
 
 @pytest.mark.parametrize("method", ["percentile", "mse", "minmax"])
-def test_shards_merged_in_any_order_give_the_one_pass_artifact(tmp_path, method):
+@pytest.mark.parametrize("equalize", [False, True])
+def test_shards_merged_in_any_order_give_the_one_pass_artifact(tmp_path, method, equalize):
     x = images(9, 1)
-    want = fxp(fixpoint.compile(MODEL, {"image": x}, calib_method=method), tmp_path / "one")
+    eq = dict(channel_equalization=equalize)  # tiny_cnn's conv1 -> Relu -> MaxPool -> conv2 is rescaled
+    want_program = fixpoint.compile(MODEL, {"image": x}, calib_method=method, **eq)
+    assert any(r["pass"] == "channel_equalization" and r["detail"].startswith("rescaled the channels of 1 ")
+               for r in want_program.report["rewrites"]) == equalize
+    want = fxp(want_program, tmp_path / "one")
     shards = [{"image": x[:2]}, {"image": x[2:7]}, {"image": x[7:]}]
-    ranges = [fixpoint.calibrate(MODEL, s, part="ranges", calib_method=method) for s in shards]
+    ranges = [fixpoint.calibrate(MODEL, s, part="ranges", calib_method=method, **eq) for s in shards]
     for order in itertools.permutations(range(3)):
         merged = fixpoint.CalibrationStats.merge_all([ranges[i] for i in order])
         assert merged.samples == 9 and not merged.histograms
         if method == "minmax":
             parts = [merged]
         else:
-            parts = [fixpoint.calibrate(MODEL, shards[i], part="histograms", ranges=merged) for i in order]
+            parts = [fixpoint.calibrate(MODEL, shards[i], part="histograms", ranges=merged, **eq) for i in order]
         stats = fixpoint.CalibrationStats.merge_all(parts)
-        got = fxp(fixpoint.compile(MODEL, stats, calib_method=method, samples={"image": x}),
+        got = fxp(fixpoint.compile(MODEL, stats, calib_method=method, samples={"image": x}, **eq),
                   tmp_path / "".join(map(str, order)))
         assert got == want, (method, order)
+    if equalize:
+        # Whole calibrations of two shards equalized by their own ranges: not mergeable.
+        with pytest.raises(fixpoint.Error, match="equalized their channels by different ranges"):
+            fixpoint.CalibrationStats.merge_all([fixpoint.calibrate(MODEL, s, calib_method=method, **eq) for s in shards[:2]])
     # Statistics alone: weights rounded to nearest, as the one-pass compile without adaptive rounding.
-    nearest = fxp(fixpoint.compile(MODEL, {"image": x}, calib_method=method, adaptive_rounding=False), tmp_path / "n")
-    alone = fixpoint.compile(MODEL, stats, calib_method=method)
+    nearest = fxp(fixpoint.compile(MODEL, {"image": x}, calib_method=method, adaptive_rounding=False, **eq), tmp_path / "n")
+    alone = fixpoint.compile(MODEL, stats, calib_method=method, **eq)
     assert fxp(alone, tmp_path / "alone") == nearest != want
     assert any(r["pass"] == "adaptive_rounding" and r["detail"].startswith("skipped") for r in alone.report["rewrites"])
     with pytest.raises(fixpoint.Error, match="samples= goes with calibration statistics"):
