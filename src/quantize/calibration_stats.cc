@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
 
 #include "fixpoint/float_kernels.h"
 #include "fixpoint/parallel.h"
@@ -130,11 +131,14 @@ void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPa
     if (equalize)
       for (const auto& t : equalization_tensors(cx.g)) cx.channel_ranges.try_emplace(t);
   }
+  auto ex = std::make_unique<Executor>(cx.g, fast_float_kernels());
   for (int pass = first; pass <= last; ++pass) {
     // The histograms measure the graph the program computes: equalized (from the first pass's
     // per-channel ranges, or a ranges round's merged ones) before they start.
-    if (pass == 1 && equalize) equalize_channels(cx);
-    Executor ex(cx.g, fast_float_kernels());
+    if (pass == 1 && equalize && !cx.channels_equalized) {
+      equalize_channels(cx);
+      ex = std::make_unique<Executor>(cx.g, fast_float_kernels());  // (the rewritten weights)
+    }
     // Non-finite values are counted in the first pass that runs (each sample once).
     bool count = pass == first;
     auto observe = [&cx, pass](const std::string& t, const Tensor& v) {
@@ -163,7 +167,7 @@ void calibrate(CompileContext& cx, const CalibrationSource& calib, CalibrationPa
         observe(name, t);
         if (count) cx.calib_nonfinite.inputs += count_nonfinite(t);
       }
-      ex.run(sample, ro);
+      ex->run(sample, ro);
       if (cx.opts.progress && (i + 1 == calib.size() || (i + 1) % 10 == 0))
         cx.opts.progress(cat("calibration", first != last ? cat(" pass ", pass + 1, "/2") : "", ": ", i + 1, "/",
                            calib.size(), " samples"));
