@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 #include <memory>
+#include <utility>
 
 #include "fixpoint/float_kernels.h"
 #include "fixpoint/parallel.h"
@@ -15,6 +16,24 @@
 #include "quantize/fnv_hash.h"
 
 namespace fixpoint {
+namespace {
+
+// Min and max of the finite values of p[0, n) in float (exact: converting to double keeps the
+// order), in a loop the compiler vectorizes (minps/maxps on masked values); lo > hi when none is.
+std::pair<float, float> finite_range(const float* p, int64_t n) {
+  const float inf = std::numeric_limits<float>::infinity();
+  float flo = inf, fhi = -inf;
+  for (int64_t i = 0; i < n; ++i) {
+    float v = p[i];
+    bool finite = std::fabs(v) < inf;  // false for NaN and +-Inf
+    float a = finite ? v : inf, b = finite ? v : -inf;
+    flo = a < flo ? a : flo;
+    fhi = b > fhi ? b : fhi;
+  }
+  return {flo, fhi};
+}
+
+}  // namespace
 
 void Stats::add(const Tensor& t, bool track_grid) {
   if (!dtype_is_float(t.dtype())) return;
@@ -23,18 +42,8 @@ void Stats::add(const Tensor& t, bool track_grid) {
     on_grid.fill(true);
   }
   const float* p = t.dtype() == DType::Float32 ? t.data<float>() : nullptr;
-  if (p && !track_grid) {
-    // float32 activations: min/max of the finite values in float (exact: converting to double
-    // keeps the order), in a loop the compiler vectorizes (minps/maxps on masked values).
-    const float inf = std::numeric_limits<float>::infinity();
-    float flo = inf, fhi = -inf;
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      float v = p[i];
-      bool finite = std::fabs(v) < inf;  // false for NaN and +-Inf
-      float a = finite ? v : inf, b = finite ? v : -inf;
-      flo = a < flo ? a : flo;
-      fhi = b > fhi ? b : fhi;
-    }
+  if (p && !track_grid) {  // float32 activations (§2.8: non-finite values skipped)
+    auto [flo, fhi] = finite_range(p, t.numel());
     if (flo <= fhi) {  // some value was finite
       lo = std::min(lo, static_cast<double>(flo));
       hi = std::max(hi, static_cast<double>(fhi));
@@ -78,13 +87,7 @@ void ChannelRanges::add(const Tensor& t) {
   const float* p = t.data<float>();
   for (int64_t b = 0; b < t.dim(0); ++b)
     for (int64_t c = 0; c < C; ++c) {
-      float l = INFINITY, h = -INFINITY;
-      for (int64_t j = (b * C + c) * inner, end = j + inner; j < end; ++j) {
-        float v = p[j];
-        bool finite = std::fabs(v) < INFINITY;  // §2.8: ranges ignore non-finite values
-        l = finite && v < l ? v : l;
-        h = finite && v > h ? v : h;
-      }
+      auto [l, h] = finite_range(p + (b * C + c) * inner, inner);  // (none finite: +inf, -inf, no change)
       lo[static_cast<size_t>(c)] = std::min(lo[static_cast<size_t>(c)], static_cast<double>(l));
       hi[static_cast<size_t>(c)] = std::max(hi[static_cast<size_t>(c)], static_cast<double>(h));
     }

@@ -186,19 +186,14 @@ std::string rescaled_name(const std::string& name, const std::vector<double>& s)
 }
 
 // Replaces node input `slot`'s initializer by a copy whose element at channel index c along
-// `axis` (0: output rows, 1: input columns) is multiplied by mult[c].
+// `axis` (0: output rows, 1: input columns) is multiplied by mult[c] (scaled_channels: rows
+// through a [1, rows, rest] view).
 void rescale_input(Graph& g, Node& n, size_t slot, int axis, const std::vector<double>& mult,
                    const std::vector<double>& s) {
   const std::string old = n.inputs[slot];
-  Tensor t = g.initializers.at(old).clone();
-  int64_t outer = axis == 0 ? 1 : t.dim(0), C = t.dim(axis), inner = t.numel() / (outer * C);
-  float* p = t.data<float>();
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t c = 0; c < C; ++c)
-      for (int64_t k = 0; k < inner; ++k) {
-        float& v = p[(o * C + c) * inner + k];
-        v = static_cast<float>(v * mult[static_cast<size_t>(c)]);
-      }
+  const Tensor& w = g.initializers.at(old);
+  Tensor t = axis == 0 ? scaled_channels(w.reshaped({1, w.dim(0), w.numel() / w.dim(0)}), mult).reshaped(w.shape())
+                       : scaled_channels(w, mult);
   std::string name = rescaled_name(old, s);
   g.initializers.erase(old);
   g.initializers[name] = std::move(t);
