@@ -105,7 +105,7 @@ def main():
             subprocess.run([cli, "run", prog, "--input", f"x={a.work}/eval.npy", "-o", out, "-q"], check=True)
         probs = np.load(os.path.join(out, "softmax_11.tmp_0.npy"))
         preds = ctc_decode(probs, chars)
-        results[bits] = {"char_accuracy": char_accuracy(preds, truth),
+        results[bits] = {"char_accuracy": char_accuracy(preds, truth, spaces=True),
                          "exact_lines": sum(p == t for p, t in zip(preds, truth))}
         label = {"32": "float (32-bit program)", "float": "float (ONNX)"}.get(bits, f"int{bits}")
         print(f"{label:>24}: character accuracy {results[bits]['char_accuracy']:.2f}%  "

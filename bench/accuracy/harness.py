@@ -166,11 +166,12 @@ def paired(result, a, b):
     return r.diff[b]
 
 
-def markdown(result, unit):
+def markdown(result, unit, reference="float"):
+    """The result as a markdown table; `reference` names the row the differences are to."""
     r = result
     head = (f"{r['title']}, {r['split']} split, {r['samples']} samples: {unit}, 95% bootstrap interval; difference "
-            "to float, paired interval (* = excludes 0)\n\n"
-            "| program [calibration samples] | value | 95% CI | vs float | 95% CI |\n|---|---|---|---|---|\n")
+            f"to {reference}, paired interval (* = excludes 0)\n\n"
+            f"| program [calibration samples] | value | 95% CI | vs {reference} | 95% CI |\n|---|---|---|---|---|\n")
     rows = []
     for label, v in r["rows"].items():
         d = v.get("diff")

@@ -261,7 +261,7 @@ void equalize_channels(CompileContext& cx) {
   if (groups || skipped)
     cx.log_rewrite("channel_equalization",
                    cat("rescaled the channels of ", groups, " activation(s) between Convs by their calibrated ranges",
-                       skipped ? cat(" (", skipped, " without per-channel ranges left as they are)") : ""),
+                       skipped ? cat(" (", skipped, " left as they are: no per-channel ranges, or fewer than two channels ever nonzero)") : ""),
                    nodes);
 }
 
