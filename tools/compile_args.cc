@@ -37,6 +37,7 @@ nlohmann::json given_options(const CompileArgs& a, const CLI::App& app) {
   if (given("--narrow-stream")) j["narrow_stream"] = a.narrow_stream;
   if (given("--narrow-softmax")) j["narrow_softmax"] = a.narrow_softmax;
   if (given("--symmetric")) j["symmetric"] = a.symmetric;
+  if (given("--per-tensor-weights")) j["per_tensor_weights"] = a.per_tensor_weights;
   if (given("--qat")) j["qat"] = a.qat;
   if (given("--bits16")) j["bits16"] = a.bits16;
   if (given("--bits8")) j["bits8"] = a.bits8;
@@ -82,6 +83,9 @@ void add_compile_options(CLI::App* app, CompileArgs& a) {
   auto* asym = app->add_flag("--asymmetric", a.asymmetric,
                            "8-bit: uint8 with a zero point for lopsided signed ranges (the default)");
   app->add_flag("--symmetric", a.symmetric, "8-bit: every signed tensor int8 with zero point 0 (no (8a))")->excludes(asym);
+  app->add_flag("--per-tensor-weights", a.per_tensor_weights,
+                "One weight scale per layer (the largest |w| of all its output channels), not one per output channel "
+                "(docs/arithmetic.md 2.5)");
   app->add_flag("--qat", a.qat, "Use Clip/Relu6 ranges of a QAT model as quantization ranges");
   app->add_option("--bits16", a.bits16, "Layers at 16 bits: node names, output names, globs or op:TYPE (comma-separated)");
   app->add_option("--bits8", a.bits8, "With --bits 16: layers kept at 8 bits (same syntax)");

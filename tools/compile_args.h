@@ -14,7 +14,7 @@ struct CompileArgs {
   int bits = 8;
   double auto_mixed = 0;  // 0: off
   double headroom16 = 1.5, calib_percentile = kDefaultCalibPercentile;
-  bool qat = false, quiet = false, range_search = false, adaptive_rounding = true, channel_equalization = true, bias_correction = true, asymmetric = false, symmetric = false,
+  bool qat = false, quiet = false, range_search = false, adaptive_rounding = true, channel_equalization = true, bias_correction = true, asymmetric = false, symmetric = false, per_tensor_weights = false,
        narrow_intermediates = false, narrow_stream = false, narrow_softmax = false;
   std::vector<std::string> calib, stats, shapes, bits16, bits8, params16, params8, out16, deny, allow, disabled_passes;
 };

@@ -28,6 +28,7 @@ ROWS = {
     "channel-equalization": dict(bits=8, channel_equalization=True),  # docs/arithmetic.md (7d)
     "no-channel-equalization": dict(bits=8, channel_equalization=False),
     "symmetric": dict(bits=8, symmetric=True),
+    "per-tensor-weights": dict(bits=8, per_tensor_weights=True),  # one weight scale per layer (TIDL's way)
     "narrow": dict(bits=8, narrow_intermediates=True),
     "narrow-stream": dict(bits=8, narrow_stream=True),
     "int16-narrow-stream": dict(bits=16, narrow_stream=True),

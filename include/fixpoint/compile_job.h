@@ -28,7 +28,7 @@ ShapeBindings parse_shape_options(const std::vector<std::string>& specs, const s
 
 // Sets the options named in `obj` (a JSON object), each by its own name (bits, calib,
 // calib_method, calib_percentile, scale_mode, qat, bits16, bits8, params16, params8, out16, deny, allow, disable_pass, shape,
-// bias_correction, adaptive_rounding, channel_equalization, narrow_intermediates, narrow_stream, narrow_softmax, symmetric, auto_mixed, range_search,
+// bias_correction, adaptive_rounding, channel_equalization, narrow_intermediates, narrow_stream, narrow_softmax, symmetric, per_tensor_weights, auto_mixed, range_search,
 // range_factors ({"tensor": factor}), calibration_frames, stats) or by TIDL's
 // (tensor_bits, output_feature_16bit_names_list, params_16bit_names_list,
 // quantization_scale_type, deny_list / deny_list:layer_type [op types], deny_list:layer_name,

@@ -57,6 +57,9 @@ struct CompileOptions {
   // Default since session 38: it wins on two dev benchmarks (Zero-DCE, the glyph classifier) and
   // loses on none (docs/accuracy.md).
   bool channel_equalization = true;
+  // §2.5: one weight scale per layer (its largest |w|) instead of one per output channel; what
+  // TIDL and older toolchains do by default, kept to measure the choice (docs/accuracy.md).
+  bool per_tensor_weights = false;
   // §2.3 (7b): in a 16-bit program (bits == 16), a 16-bit tensor's calibrated range times this,
   // so that values beyond what the calibration samples reached do not saturate (chosen on the
   // zoo's dev inputs, docs/accuracy.md).

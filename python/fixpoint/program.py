@@ -108,7 +108,7 @@ def compile(model, calibration=None, *, bits=None, config=None, verbose=False, *
                  output_feature_16bit_names_list, deny_list, ...), as `fixpoint compile --config`
     options      any `fixpoint compile` option as a keyword: shape={"x": [1, 3, 48, 320]},
                  bits16=[...], bits8=[...], params16=[...], params8=[...], out16=[...], deny=[...], allow=[...],
-                 auto_mixed=1.25, range_search=True, range_factors={...}, calib_method="mse", calib_percentile=99.9, scale_mode="pow2", qat=True, symmetric=True,
+                 auto_mixed=1.25, range_search=True, range_factors={...}, calib_method="mse", calib_percentile=99.9, scale_mode="pow2", qat=True, symmetric=True, per_tensor_weights=True,
                  bias_correction=False, adaptive_rounding=True, channel_equalization=True, narrow_intermediates=True, narrow_stream=True, narrow_softmax=True, headroom16=1.0,
                  disable_pass=[...];
                  they win

@@ -152,6 +152,8 @@ void apply_compile_options(CompileJob& job, const nlohmann::json& obj, const std
         o.wide_stream = !v.get<bool>();
       } else if (k == "narrow_softmax") {
         o.wide_softmax = !v.get<bool>();
+      } else if (k == "per_tensor_weights") {
+        o.per_tensor_weights = v.get<bool>();
       } else if (k == "symmetric") {
         o.asymmetric = !v.get<bool>();
       } else if (k == "asymmetric") {

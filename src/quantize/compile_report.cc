@@ -44,6 +44,7 @@ CompileResult finish(CompileContext& cx) {
   rep["model"] = cx.prog.source_model;
   rep["bits"] = cx.prog.bits;
   rep["scale_mode"] = cx.prog.scale_mode;
+  rep["weight_scales"] = cx.opts.per_tensor_weights ? "per tensor" : "per output channel";
   rep["rounding"] = cx.prog.rounding;
   rep["calib_method"] = cx.opts.bits == 32 ? "none"
                         : cx.stats.empty() ? (cx.opts.qat ? "qat" : cx.qdq.activations.empty() ? "none" : "qdq")

@@ -128,6 +128,8 @@ def test_options_config_and_tidl_names(tmp_path):
     assert fxp_bytes(again, tmp_path / "again") == fxp_bytes(searched, tmp_path / "searched")
     rounded = fixpoint.compile(MODEL, calib, adaptive_rounding=True).report["adaptive_rounding"]["layers"]
     assert {l["layer"] for l in rounded} >= {"gemm_19"} and sum(l["codes_changed"] for l in rounded) > 0
+    per_tensor = fixpoint.compile(MODEL, calib, per_tensor_weights=True)  # one weight scale per layer
+    assert per_tensor.report["weight_scales"] == "per tensor" and searched.report["weight_scales"] == "per output channel"
     float_prog = fixpoint.compile(open(MODEL, "rb").read(), bits=32)  # ONNX bytes, no calibration
     x = images(1, 3)
     assert float_prog.run({"image": x})["probabilities"].shape == (1, 10)

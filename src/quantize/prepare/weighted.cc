@@ -1,6 +1,7 @@
 // Conv, ConvTranspose, Gemm and MatMul with constant weights: (9)-(15), §4.
 #include "quantize/prepare/prepare.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -108,11 +109,13 @@ bool prepare_matmul_like(CompileContext& cx, QOp& op) {
   int64_t max_product = (std::max(std::abs(fx::range_of(qx.type).lo), fx::range_of(qx.type).hi)) * (fx::range_of(wt).hi + 1);
   int64_t clipped_bias = 0;
   std::vector<double> bvs(static_cast<size_t>(N));
+  // §2.5: per output channel, or with --per-tensor-weights the layer's largest |w| for every row.
+  double layer_amax = rows->amax.empty() ? 0.0 : *std::max_element(rows->amax.begin(), rows->amax.end());
   for (int64_t c = 0; c < N; ++c) {
     double bv = b ? beta * b->get_f64(b->numel() == 1 ? 0 : c) : 0.0;
     bvs[c] = bv;
     std::optional<double> fixed_sw = qdq_weight_scale(cx, n, c, N, wt);
-    double sw = fixed_sw.value_or(weight_scale(rows->amax[c], wt, cx.pow2));
+    double sw = fixed_sw.value_or(weight_scale(cx.opts.per_tensor_weights ? layer_amax : rows->amax[c], wt, cx.pow2));
     // §4: the bias code (11) must fit the int64 accumulator: s_w >= |b| / (2^62 s_x). Where
     // that binds (a tiny input scale, a channel with near-zero weights and a real bias), the
     // weights' contribution is below 2^-55 of the bias, and coarser weight codes lose nothing.
