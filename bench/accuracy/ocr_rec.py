@@ -27,7 +27,6 @@ from ocr_lines import REC_MODEL, OcrLines  # noqa: E402
 from ocr_text import CharAccuracy, accuracy_unit, ctc_decode  # noqa: E402
 
 
-
 def main(argv=None):
     ap = harness.arguments(__doc__.split("\n\n")[0], lines=1000, calib="16,64")
     ap.add_argument("--count-spaces", action="store_true", help="score spaces too (PaddleOCR's metric removes them)")
@@ -59,14 +58,15 @@ def main(argv=None):
         ap.error("--against-float needs a program row besides float")
     readings = []
     for i in range(0, len(data), a.batch):
-        x = np.concatenate([x for x, _, _ in data[i:i + a.batch]])
-        readings += ctc_decode(ref.run(None, {"x": x})[0], lines.alphabet.chars)
+        batch = np.concatenate([x for x, _, _ in data[i:i + a.batch]])
+        readings += ctc_decode(ref.run(None, {"x": batch})[0], lines.alphabet.chars)
     t = time.time()
     result = harness.evaluate(sessions, made, [(feeds, reading) for (feeds, _), reading in zip(samples, readings)],
                               metric, a, title + ", against the float model's reading", groups)
     log(f"evaluated {len(sessions)} sessions in {time.time() - t:.1f} s")
     harness.write(result, harness.markdown(result, unit.replace("accuracy", "agreement with float"), next(iter(sessions))), a)
     return result
+
 
 if __name__ == "__main__":
     harness.run_main(main, "ocr_rec")
