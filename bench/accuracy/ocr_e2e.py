@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """End-to-end OCR benchmark: rendered pages (ocr_pages.py) -> PaddleOCR v4 detector -> DB boxes ->
-crops -> recognizer -> text, scored by character accuracy against the page's known lines (spaces removed, as PaddleOCR's
-own metric does, unless --count-spaces; a true
-line no detection matches at IoU >= 0.5 counts as all characters wrong). Each row runs both models
+crops -> recognizer -> text, scored by character accuracy against the page's known lines (spaces
+removed, as PaddleOCR's own metric does, unless --count-spaces; a true line no detection matches
+at IoU >= 0.5 counts as all characters wrong). Each row runs both models
 in the same mode: float, or both compiled with the row's options (det calibrated on calibration
 pages, rec on calibration lines). 95% bootstrap intervals over pages, paired differences to float.
 

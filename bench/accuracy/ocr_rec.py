@@ -43,13 +43,13 @@ def main(argv=None):
     def calibration(n, start):
         return [{"x": x} for x, _, _ in lines.split("calibration", n, start)]
 
-    unit = accuracy_unit(a.count_spaces)
     metric = CharAccuracy(lines.alphabet.chars, spaces=a.count_spaces)
     title = "PaddleOCR v4 rec" + (" (spaces counted)" if a.count_spaces else "")
     samples = [({"x": x}, text) for x, text, _ in data]
     groups = [kind for _, _, kind in data]
     if not a.against_float:
-        return harness.compare_rows(REC_MODEL, rows, calib_sizes, calibration, samples, metric, a, title, unit, log, groups)
+        return harness.compare_rows(REC_MODEL, rows, calib_sizes, calibration, samples, metric, a, title,
+                                    accuracy_unit(a.count_spaces), log, groups)
     # Fidelity: each program scored against the float model's reading of the line, not its label.
     sessions, made = harness.build_sessions(REC_MODEL, rows, calib_sizes, a.calib_sets, calibration, log)
     ref = sessions.pop("float")
@@ -64,7 +64,7 @@ def main(argv=None):
     result = harness.evaluate(sessions, made, [(feeds, reading) for (feeds, _), reading in zip(samples, readings)],
                               metric, a, title + ", against the float model's reading", groups)
     log(f"evaluated {len(sessions)} sessions in {time.time() - t:.1f} s")
-    harness.write(result, harness.markdown(result, unit.replace("accuracy", "agreement with float"), next(iter(sessions))), a)
+    harness.write(result, harness.markdown(result, accuracy_unit(a.count_spaces, against_float=True), next(iter(sessions))), a)
     return result
 
 

@@ -37,9 +37,10 @@ def scored_text(text, spaces=False):
     return text if spaces else text.replace(" ", "")
 
 
-def accuracy_unit(spaces=False):
-    """How a benchmark table names the metric."""
-    return "character accuracy (%, " + ("spaces counted)" if spaces else "spaces removed as PaddleOCR's RecMetric does)")
+def accuracy_unit(spaces=False, against_float=False):
+    """How a benchmark table names the metric (against_float: scored against float's reading)."""
+    return ("character agreement with float" if against_float else "character accuracy") + " (%, " + (
+        "spaces counted)" if spaces else "spaces removed as PaddleOCR's RecMetric does)")
 
 
 def char_accuracy(preds, truth, spaces=False):
