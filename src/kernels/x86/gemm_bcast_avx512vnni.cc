@@ -9,8 +9,11 @@
 // and one instruction accumulates. A 6 x 64 tile: 24 accumulators, 4 B registers and one
 // broadcast in 29 of the 32 registers; the loops over the tile are unrolled by pragma: GCC 12
 // at -O3 left them rolled, kept the accumulator array on the stack and ran at half of
-// vpdpbusd's rate (ResNet-18 int8 19 -> 12 ms on one thread). Compiled with -mavx512f
-// -mavx512bw -mavx512vnni; only called when the CPU reports them.
+// vpdpbusd's rate (ResNet-18 int8 19 -> 12 ms on one thread). The loops over k are unrolled
+// twice as well (session 40): the counter, pointer and branch of each step had shared ports with
+// the vpdpbusd; ResNet-18 int8 without AMX 7.9-8.3 -> 7.1-7.8 ms at one thread (alternating
+// processes, same bytes). Compiled with -mavx512f -mavx512bw -mavx512vnni; only called when the
+// CPU reports them.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -60,6 +63,7 @@ void block(const typename P::Args& g, int64_t m, int64_t n) {
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) c[i][v] = _mm512_setzero_si512();
   const typename P::AElem* a = g.A + m * g.Kp;
+#pragma GCC unroll 2
   for (int64_t k = 0; k < g.Kp; k += P::kPerWord) {
     const char* b = P::b_word(g, k, n);
     if constexpr (PF) {
@@ -127,6 +131,7 @@ void pixel_tile(const GemmU8S8PixelArgs& g, const int8_t* a, const int64_t* off,
   int64_t o[NP];
 #pragma GCC unroll 24
   for (int j = 0; j < NP; ++j) o[j] = off[j];
+#pragma GCC unroll 2
   for (int64_t k = 0; k < g.Kq; ++k) {
     const uint8_t* b = g.Bq[k];
     __m512i w[NV];
