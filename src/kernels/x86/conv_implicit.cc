@@ -761,10 +761,13 @@ namespace {
 struct PixelTask {
   int64_t b, m0, rows, rows_p, q0, nq;  // rows_p: rows rounded up to 16, the kernel's (past M: weight 0)
   const int64_t* off;
+  int64_t next_rows;  // rows of the block the thread's next task reads (0: the same block or none)
   // The task's position-major sums (nq x rows_p) of the planes of `in`, into acc.
   void sums(const PackedWeights& pw, const WordPlanes& qp, QuadInput& in, int32_t* acc) const {
     const int64_t kq = pw.Kp / 4;
-    pw.u8->pixels({rows_p, kq, pw.w8.data() + m0 * pw.Kp, in.word_pointers(qp, b, 0, kq), off, nq, acc, rows_p});
+    const int8_t* a = pw.w8.data() + m0 * pw.Kp;
+    pw.u8->pixels({rows_p, kq, a, in.word_pointers(qp, b, 0, kq), off, nq, acc, rows_p,
+                   next_rows ? a + rows_p * pw.Kp : nullptr, ceil_div(next_rows, 16) * 16 * pw.Kp});
   }
 };
 
@@ -787,7 +790,10 @@ void for_each_pixel_task(qref::QContext& c, const ref::ConvGeometry& geo, const 
     const int64_t rows = std::min<int64_t>(64, M - m0), nq = std::min(run_q, Q - q0);
     int64_t* off = task_buffer<int64_t, __LINE__>(static_cast<size_t>(nq));
     for (int64_t j = 0; j < nq; ++j) off[j] = ((q0 + j) / OW * qp.Wq + (q0 + j) % OW) * 4;
-    f(PixelTask{b, m0, rows, ceil_div(rows, 16) * 16, q0, nq, off});
+    // The next task (the same thread's, when the split gives it one) reads the next block's
+    // weights after the last run of this one.
+    const int64_t next_rows = task % runs == runs - 1 && m0 + 64 < M ? std::min<int64_t>(64, M - m0 - 64) : 0;
+    f(PixelTask{b, m0, rows, ceil_div(rows, 16) * 16, q0, nq, off, next_rows});
   });
 }
 

@@ -73,6 +73,9 @@ struct GemmU8S8PixelArgs {
   int64_t n;
   int32_t* C;
   int64_t ldc;
+  // Bytes the kernel prefetches into L2 while it runs (the next task's weights), or none.
+  const int8_t* prefetch = nullptr;
+  int64_t prefetch_bytes = 0;
 };
 
 // Positions per tile of the pixel form on a block of `rows` rows (a multiple of 16): 24
