@@ -27,7 +27,7 @@ Tensor quantize_tensor(const Tensor& t, const QParams& q, int threads = 1, Buffe
   Tensor out = pool ? pool->make(q.type, t.shape(), false) : Tensor(q.type, t.shape());
   fx::Range r = fx::range_of(q.type);
   const int64_t n = t.numel();
-  const bool avx2 = selected_isa() == "avx2" || selected_isa() == "avx512vnni";
+  const bool avx512 = selected_isa() == "avx512vnni", avx2 = avx512 || selected_isa() == "avx2";
   qref::visit_int(q.type, [&](auto tag) {  // typed loops: no int64 copy (the same (5) per element)
     using T = decltype(tag);
     T* o = out.data<T>();
@@ -35,7 +35,10 @@ Tensor quantize_tensor(const Tensor& t, const QParams& q, int threads = 1, Buffe
       if (t.dtype() == DType::Float32) {
         const float* p = t.data<float>();
         int64_t i = lo;
-        if (avx2 && !q.onnx_rounding && q.zero_point >= INT32_MIN && q.zero_point <= INT32_MAX) {  // codes within int32
+        if (avx512 && sizeof(T) <= 2 && !q.onnx_rounding && q.zero_point >= r.lo && q.zero_point <= r.hi) {
+          i += xk::quantize_row_f32_avx512(p + lo, hi - lo, q.scale, q.zero_point, r.lo, r.hi, o + lo,
+                                           static_cast<int>(sizeof(T)));
+        } else if (avx2 && !q.onnx_rounding && q.zero_point >= INT32_MIN && q.zero_point <= INT32_MAX) {  // codes within int32
           int32_t codes[kQuantBlock];
           int64_t done = xk::quantize_row_f32_avx2(p + lo, hi - lo, q.scale, q.zero_point, r.lo, r.hi, codes);
           for (int64_t j = 0; j < done; ++j) o[lo + j] = static_cast<T>(codes[j]);

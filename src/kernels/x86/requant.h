@@ -76,6 +76,11 @@ void requant_transposed_planes_s32_avx512(const int32_t* hi, const int32_t* lo, 
 // lo, hi and z within int32 (8/16-bit codes).
 int64_t quantize_row_f32_avx2(const float* x, int64_t count, double scale, int64_t zero_point, int64_t lo, int64_t hi,
                               int32_t* out);
+// The same on AVX-512 (quantize_avx512.cc: the quotient by a product where that gives the same
+// codes, see there), for i < count rounded down to 16, stored as codes of out_bytes (1 or 2)
+// bytes; returns how many it did. Requires lo, hi and z within the output type's range.
+int64_t quantize_row_f32_avx512(const float* x, int64_t count, double scale, int64_t zero_point, int64_t lo, int64_t hi,
+                                void* out, int out_bytes);
 
 // The int64 sums of 16-bit layers (wide_sums_avx512.cc, AVX-512F; callers check the CPU):
 // sum[i] += acc[i] * 2^shift (0 <= shift <= 31) for i < count;

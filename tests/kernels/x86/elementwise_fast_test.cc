@@ -492,35 +492,87 @@ TEST(ElementwiseFast, ConcatMatchesTheReference) {
   EXPECT_GT(copied, 50);
 }
 
-// Input quantization (5) on AVX2 against fx::quantize, bit for bit: random scales, zero points
-// and code ranges; values on rounding ties (x / s = k + 1/2 exactly), beyond the range, NaN and
-// +-Inf.
+// Input quantization (5) against fx::quantize, bit for bit: random scales (2/255 and odd
+// multiples of powers of two among them),
+// zero points and code ranges; values on rounding ties (x / s = k + 1/2 exactly) and a few ulps
+// beside them, beyond the range, past 2^30 steps, NaN and +-Inf. Each case: its seed, the range,
+// the scale, the zero point and the values.
+struct QuantizeRowCase {
+  fx::Range r;
+  double scale;
+  int64_t z;
+  std::vector<float> x;
+};
+QuantizeRowCase quantize_row_case(uint32_t seed) {
+  const fx::Range ranges[] = {{-128, 127}, {0, 255}, {-32768, 32767}, {0, 65535}};
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  QuantizeRowCase c;
+  c.r = ranges[pick(0, 3)];
+  // An odd multiple of a power of two puts the ties (k + 1/2) s exactly in float32, where 1 / s
+  // is inexact: the product's quotient can land an ulp below the tie.
+  const int64_t form = pick(0, 4);
+  c.scale = form == 0   ? 2.0 / 255
+            : form == 1 ? std::ldexp(static_cast<double>(pick(1, 127) * 2 + 1), static_cast<int>(pick(-16, -6)))
+                        : std::ldexp(1.0, static_cast<int>(pick(-12, 2))) * (pick(0, 1) ? 1.0 : 1.0 + pick(1, 999) / 1000.0);
+  c.z = pick(c.r.lo, c.r.hi);
+  c.x.resize(static_cast<size_t>(pick(1, 300)));
+  for (float& v : c.x) {
+    switch (pick(0, 7)) {
+      case 0: v = static_cast<float>((static_cast<double>(pick(-300, 300)) + 0.5) * c.scale); break;  // a tie (when exact)
+      case 1: v = pick(0, 1) ? INFINITY : -INFINITY; break;
+      case 2: v = std::nanf(""); break;
+      case 3: v = static_cast<float>(pick(-1, 1) * 1e30); break;
+      case 4: {  // a few ulps from a tie
+        v = static_cast<float>((static_cast<double>(pick(-70000, 70000)) + 0.5) * c.scale);
+        for (int64_t k = pick(-4, 4); k != 0; k += k > 0 ? -1 : 1) v = std::nextafter(v, k > 0 ? INFINITY : -INFINITY);
+        break;
+      }
+      case 5: v = static_cast<float>(static_cast<double>(pick(0, 255)) / 255 * 2 - 1); break;  // pixels (p/255 - 0.5)/0.5
+      case 6: v = static_cast<float>(std::ldexp(std::uniform_real_distribution<double>(-1, 1)(rng), 31) * c.scale); break;
+      default: v = static_cast<float>(std::uniform_real_distribution<double>(-200, 200)(rng) * c.scale);
+    }
+  }
+  return c;
+}
+
 TEST(ElementwiseFast, QuantizeRowMatchesFxQuantize) {
   if (!cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
-  const fx::Range ranges[] = {{-128, 127}, {0, 255}, {-32768, 32767}, {0, 65535}};
-  for (uint32_t seed = 0; seed < 200; ++seed) {
-    std::mt19937 rng(seed);
-    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-    fx::Range r = ranges[pick(0, 3)];
-    double scale = std::ldexp(1.0, static_cast<int>(pick(-12, 2))) * (pick(0, 1) ? 1.0 : 1.0 + pick(1, 999) / 1000.0);
-    int64_t z = pick(r.lo, r.hi);
-    std::vector<float> x(static_cast<size_t>(pick(1, 300)));
-    for (float& v : x) {
-      switch (pick(0, 5)) {
-        case 0: v = static_cast<float>((static_cast<double>(pick(-300, 300)) + 0.5) * scale); break;  // a tie (when exact)
-        case 1: v = pick(0, 1) ? INFINITY : -INFINITY; break;
-        case 2: v = std::nanf(""); break;
-        case 3: v = static_cast<float>(pick(-1, 1) * 1e30); break;
-        default: v = static_cast<float>(std::uniform_real_distribution<double>(-200, 200)(rng) * scale);
-      }
-    }
-    std::vector<int32_t> got(x.size());
-    int64_t done = xk::quantize_row_f32_avx2(x.data(), static_cast<int64_t>(x.size()), scale, z, r.lo, r.hi, got.data());
-    ASSERT_EQ(done, static_cast<int64_t>(x.size()) / 4 * 4);
+  for (uint32_t seed = 0; seed < 300; ++seed) {
+    const QuantizeRowCase c = quantize_row_case(seed);
+    std::vector<int32_t> got(c.x.size());
+    int64_t done = xk::quantize_row_f32_avx2(c.x.data(), static_cast<int64_t>(c.x.size()), c.scale, c.z, c.r.lo, c.r.hi,
+                                             got.data());
+    ASSERT_EQ(done, static_cast<int64_t>(c.x.size()) / 4 * 4);
     for (int64_t i = 0; i < done; ++i)
-      ASSERT_EQ(got[static_cast<size_t>(i)], fx::quantize(x[static_cast<size_t>(i)], scale, z, r))
-          << "seed " << seed << " element " << i << " x=" << x[static_cast<size_t>(i)] << " scale=" << scale;
+      ASSERT_EQ(got[static_cast<size_t>(i)], fx::quantize(c.x[static_cast<size_t>(i)], c.scale, c.z, c.r))
+          << "seed " << seed << " element " << i << " x=" << c.x[static_cast<size_t>(i)] << " scale=" << c.scale;
   }
+}
+
+// The AVX-512 form (a product in place of the quotient where that is exact), stored as 8- and
+// 16-bit codes; every element checked, the fast steps and the ones that fall back to division.
+TEST(ElementwiseFast, QuantizeRowAvx512MatchesFxQuantize) {
+  if (!cpu_supports("avx512vnni")) GTEST_SKIP() << "no AVX-512";
+  int64_t checked = 0;
+  for (uint32_t seed = 0; seed < 2000; ++seed) {
+    const QuantizeRowCase c = quantize_row_case(seed);
+    const int bytes = c.r.hi > 255 ? 2 : 1;
+    std::vector<uint8_t> got(c.x.size() * static_cast<size_t>(bytes));
+    int64_t done = xk::quantize_row_f32_avx512(c.x.data(), static_cast<int64_t>(c.x.size()), c.scale, c.z, c.r.lo, c.r.hi,
+                                               got.data(), bytes);
+    ASSERT_EQ(done, static_cast<int64_t>(c.x.size()) / 16 * 16);
+    for (int64_t i = 0; i < done; ++i) {
+      const size_t k = static_cast<size_t>(i);
+      int64_t v = bytes == 1 ? (c.r.lo < 0 ? int64_t{static_cast<int8_t>(got[k])} : int64_t{got[k]})
+                             : (c.r.lo < 0 ? int64_t{static_cast<int16_t>(got[2 * k] | got[2 * k + 1] << 8)}
+                                           : int64_t{static_cast<uint16_t>(got[2 * k] | got[2 * k + 1] << 8)});
+      ASSERT_EQ(v, fx::quantize(c.x[k], c.scale, c.z, c.r))
+          << "seed " << seed << " element " << i << " x=" << c.x[k] << " scale=" << c.scale << " z=" << c.z;
+    }
+    checked += done;
+  }
+  EXPECT_GT(checked, 100000);
 }
 
 }  // namespace
