@@ -108,5 +108,63 @@ TEST(RequantStore, Avx512StoreAndRowsMatchScalarRequantizeBitExactly) {
   }
 }
 
+// The transposing epilogue of the pixel form (position-major sums in, channel-major codes out):
+// 1-40 channels and 1-40 positions (whole and masked blocks of sixteen), each channel its own
+// bias, multiplier and shift; half the layers with every n in [32, 62] (the usual multipliers),
+// the rest with n anywhere in [1, 62].
+TEST(RequantStore, Avx512TransposedMatchesScalarRequantizeBitExactly) {
+  if (!cpu_supports("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  uint32_t first = 1, count = 1500;
+  if (const char* s = std::getenv("FIXPOINT_TEST_SEED")) first = static_cast<uint32_t>(std::strtoul(s, nullptr, 10)), count = 1;
+  int all_high = 0, mixed = 0;
+  for (uint32_t seed = first; seed < first + count; ++seed) {
+    std::mt19937_64 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    const int64_t nj = pick(1, 40), ni = pick(1, 40), lds = nj + pick(0, 5), ldo = ni + pick(0, 3);
+    const bool high = pick(0, 1) == 1;
+    bool u8 = pick(0, 1) == 1, wide_out = pick(0, 2) == 0;
+    fx::Range r = wide_out ? fx::Range{-32768, 32767} : u8 ? fx::Range{0, 255} : fx::Range{-128, 127};
+    r.lo = pick(r.lo, (r.lo + r.hi) / 2);
+    const int64_t z = pick(r.lo, r.hi);
+    const int bytes = wide_out ? 2 : 1;
+    std::vector<int32_t> sum(static_cast<size_t>(ni * lds)), bias(nj), mult(nj), shift(nj);
+    std::vector<int64_t> want(static_cast<size_t>(nj * ni));
+    bool any_low = false;
+    for (int64_t j = 0; j < nj; ++j) {
+      int n = static_cast<int>(high ? (pick(0, 4) == 0 ? (pick(0, 1) ? 32 : 62) : pick(32, 45)) : pick(1, 62));
+      any_low = any_low || n < 32;
+      int64_t m = pick(0, 4) == 0 ? (int64_t{1} << 31) - 1 : pick(1, (int64_t{1} << 31) - 1);
+      if (pick(0, 2) == 0) m = pick(1, int64_t{1} << 12);
+      int64_t b = pick(-(int64_t{1} << 30), int64_t{1} << 30), room = (int64_t{1} << 31) - 1 - std::abs(b);
+      int64_t scale = pick(0, 3) == 0 ? room : pick(0, 1 << 20);
+      bias[j] = static_cast<int32_t>(b), mult[j] = static_cast<int32_t>(m), shift[j] = n;
+      for (int64_t i = 0; i < ni; ++i) {
+        int64_t v = pick(0, 9) == 0 ? (pick(0, 1) ? room : -room) : pick(-scale, scale);
+        sum[i * lds + j] = static_cast<int32_t>(v);
+        want[j * ni + i] = fx::requantize(b + v, {m, n}, z, r);
+      }
+    }
+    (any_low ? mixed : all_high) += 1;
+    std::vector<uint8_t> out(static_cast<size_t>(nj * ldo * bytes), 0xA5);
+    xk::requant_transposed_s32_avx512(sum.data(), lds, nj, ni, bias.data(), mult.data(), shift.data(),
+                                      static_cast<int32_t>(r.lo - z), static_cast<int32_t>(r.hi - z),
+                                      static_cast<int32_t>(z), out.data(), ldo, bytes);
+    for (int64_t j = 0; j < nj; ++j) {
+      for (int64_t i = 0; i < ni; ++i) {
+        const size_t k = static_cast<size_t>(j * ldo + i);
+        int64_t got = bytes == 2 ? static_cast<int16_t>(out[2 * k] | (out[2 * k + 1] << 8))
+                                 : (u8 ? out[k] : static_cast<int8_t>(out[k]));
+        ASSERT_EQ(got, want[static_cast<size_t>(j * ni + i)]) << "seed " << seed << " channel " << j << " position " << i
+                                                               << " n " << shift[j];
+      }
+      for (int64_t i = ni; i < ldo; ++i)
+        for (int k = 0; k < bytes; ++k) ASSERT_EQ(out[static_cast<size_t>((j * ldo + i) * bytes + k)], 0xA5) << "seed " << seed << ": gap";
+    }
+  }
+  if (!std::getenv("FIXPOINT_TEST_SEED")) {
+    EXPECT_GT(std::min(all_high, mixed), 500) << "both kinds of layer (every n >= 32, and some n < 32)";
+  }
+}
+
 }  // namespace
 }  // namespace fixpoint
