@@ -391,6 +391,12 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     for (int64_t m = 0; m < pw->rows; ++m)
       for (int64_t k = 0; k < pw->K; ++k) pw->w8_sum[static_cast<size_t>(m)] += src[m * pw->K + k];
     pw->implicit = implicit_conv_applies(op, *u8);
+    if (amx && isa == "avx512vnni" && cpu_has_amx_int8() && amx_rows_applies(op)) {
+      pw->u8 = &kGemmU8S8Amx;
+      pw->implicit = pw->amx_rows = true;
+      pw->w8 = pack_conv_amx_rows(w, pw->Kp);
+      return pw;
+    }
     if (pw->implicit && amx_takes(op, isa, amx)) {
       pw->u8 = &kGemmU8S8Amx;
       pw->amx = true;

@@ -49,6 +49,7 @@ struct PackedWeights {
   bool pixels = false;                    // implicit, on the kernel's pixel form (w8: pack_pixel_rows)
   bool byte_planes = false;               // implicit, 16-bit codes as two byte planes (w8, w_sum64)
   bool amx = false;                       // implicit, on AMX tiles (u8: kGemmU8S8Amx, w8: pack_conv_amx)
+  bool amx_rows = false;                  // implicit, the rows form on AMX tiles (w8: pack_conv_amx_rows)
   AlignedBytes w8;                        // u8 x s8: rows x Kp (implicit: pack_conv_quads' k order)
   AlignedBytes w8_lo;                     // amx, 16-bit weights: the low bytes (w8: the high ones)
   std::vector<int32_t> w8_sum;            // u8 x s8: sum_k w[m][k] per row
@@ -74,7 +75,7 @@ struct PackedWeights {
   DepthwiseTwoRowsFn depthwise_quads2 = nullptr;   // the _quads rows, two output rows a call
   RequantRow64Fn requant64 = nullptr;          // the ISA's vector (13) of int64 sums, if it has one
   const char* kernel_name() const {
-    return pairs ? pairs->name : u8 ? (pixels ? u8->pixels_name : u8->name) : s16->name;
+    return pairs ? pairs->name : amx_rows ? "conv_rows_u8s8s32_amx" : u8 ? (pixels ? u8->pixels_name : u8->name) : s16->name;
   }
 };
 
@@ -106,6 +107,16 @@ AlignedBytes pack_pixel_rows(const AlignedBytes& quads, int64_t M, int64_t Kp);
 // Kp = ceil(cg / 64) x 64 x taps (16 Kp: one block of rows).
 constexpr int64_t kAmxMinChannels = 32;
 bool amx_conv_applies(const QOp& op);
+// The rows form on AMX tiles (AmxRowsArgs, gemm_u8s8.h) takes the 8-bit Convs of an image's
+// channels: one group, 2-D, int8 weights, at least 16 output channels, up to four input
+// channels (a pixel's four bytes), at most 16 kernel columns (rows of 4 KW <= 64 bytes), no
+// dilation along the width, and at least 64 products per output (ResNet-18's stem: 3 x 7 x 7;
+// with fewer, the layer's work is its stores, and the position-major sums' transposing epilogue
+// cost more than the tiles saved: Zero-DCE's 3 x 3 x 3 conv at 384 x 384 took 5.1-6.3 ms against
+// 4.2-4.4 on the quads form). pack_conv_amx_rows packs the weights as its B tiles (Kp = 4 KH KW
+// bytes per output channel).
+bool amx_rows_applies(const QOp& op);
+AlignedBytes pack_conv_amx_rows(const Tensor& w, int64_t& Kp);
 // byte: -1 for int8 weights; for int16 weights w = 2^8 hi + lo, 1 packs hi (signed), 0 lo (the
 // unsigned byte, for kGemmU8U8Amx).
 AlignedBytes pack_conv_amx(const Tensor& w, int64_t& Kp, int byte = -1);

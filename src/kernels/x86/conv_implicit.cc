@@ -512,6 +512,30 @@ AlignedBytes pack_conv_amx(const Tensor& w, int64_t& Kp, int byte) {
   return r;
 }
 
+bool amx_rows_applies(const QOp& op) {
+  const Tensor& w = qref::weighted(op).weight;
+  if (!op.is<params::Conv>() || op.node.attr_int("group", 1) != 1 || w.rank() != 4 || w.dtype() != DType::Int8) return false;
+  const std::vector<int64_t> d = op.node.attr_ints("dilations");
+  return w.dim(0) >= 16 && w.dim(1) <= 4 && w.dim(1) * w.dim(2) * w.dim(3) >= 64 && w.dim(3) <= 16 &&
+         (d.size() < 2 || d[1] == 1);
+}
+
+AlignedBytes pack_conv_amx_rows(const Tensor& w, int64_t& Kp) {
+  const int64_t M = w.dim(0), cg = w.dim(1), KH = w.dim(2), KW = w.dim(3), R = 4 * KW;
+  Kp = KH * R;
+  AlignedBytes r(static_cast<size_t>(ceil_div(M, 16) * 16 * Kp), 0);  // bytes past KW cg, rows past M: 0
+  // Row m, channel ci, tap (kh, kw): byte kw of kernel row kh's quads, byte ci of it -> block
+  // m / 16, tile kh, quad kw, column m % 16, byte ci (bytes past cg: 0).
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t ci = 0; ci < cg; ++ci)
+      for (int64_t kh = 0; kh < KH; ++kh)
+        for (int64_t kw = 0; kw < KW; ++kw) {
+          r[static_cast<size_t>((m / 16 * KH + kh) * R * 16 + kw * 64 + m % 16 * 4 + ci)] =
+              w.data<int8_t>()[((m * cg + ci) * KH + kh) * KW + kw];
+        }
+  return r;
+}
+
 AlignedBytes pack_pixel_rows(const AlignedBytes& quads, int64_t M, int64_t Kp) {
   const int64_t Mp = ceil_div(M, 16) * 16, Kq = Kp / 4;
   AlignedBytes r(static_cast<size_t>(Mp * Kp), 0);  // rows past M: weight 0
@@ -958,6 +982,72 @@ void matmul_pairs(qref::QContext& c, const PackedWeights& pw) {
 }
 
 namespace {
+// (13) of a task's position-major sums acc (nq positions of rows_p) of channels [m0, m0 + rows)
+// into channel-major codes out[mi Q + j]: the transposing vector epilogue where the layer meets
+// its conditions (consts: vector_requant_constants), else RQ per channel.
+template <typename T>
+void store_position_major(const PackedWeights& pw, const qref::ChannelRequant& rq, const int32_t* consts,
+                          bool rows_epilogue, int64_t M, int64_t zu, const int32_t* acc, int64_t rows_p, int64_t rows,
+                          int64_t m0, int64_t nq, T* out, int64_t Q) {
+  if (rows_epilogue && pw.requant.transposed) {
+    pw.requant.transposed(acc, rows_p, rows, nq, consts + m0, consts + M + m0, consts + 2 * M + m0,
+                          static_cast<int32_t>(rq.r.lo - rq.zy), static_cast<int32_t>(rq.r.hi - rq.zy),
+                          static_cast<int32_t>(rq.zy), out, Q, static_cast<int>(sizeof(T)));
+    return;
+  }
+  int32_t* row = task_buffer<int32_t, __LINE__>(static_cast<size_t>(nq));
+  for (int64_t mi = 0; mi < rows; ++mi) {
+    for (int64_t j = 0; j < nq; ++j) row[j] = acc[j * rows_p + mi];
+    requant_store(rq, pw.requant, m0 + mi, zu * pw.w8_sum[static_cast<size_t>(m0 + mi)], row, nq, out + mi * Q);
+  }
+}
+
+// The rows form (pw.amx_rows, AmxRowsArgs): per batch row, the input in NHWC with its padding
+// (z_u) and u = code ^ flip; tasks of (batch row, block of 64 channels, run of output rows), each
+// its sums on the tiles, then store_position_major.
+template <typename T>
+void conv_rows_amx_u8(qref::QContext& c, const PackedWeights& pw, const qref::ChannelRequant& rq,
+                      const ref::ConvGeometry& geo, const int32_t* consts, bool rows_epilogue, T* yp) {
+  const Tensor& x = *c.in[0];
+  const ref::Window& w = geo.w3;
+  const int64_t N = geo.N, M = geo.M, cg = geo.cg, H = w.in[1], W = w.in[2], KH = w.kernel[1];
+  const int64_t OH = w.out[1], OW = w.out[2], Q = OH * OW, pt = w.pad_begin[1], pl = w.pad_begin[2];
+  const int64_t sh = w.stride[1], sw = w.stride[2], dh = w.dilation[1], R = pw.Kp / KH;
+  const bool int8 = x.dtype() == DType::Int8;
+  const int64_t zu = c.in_q[0].zero_point + (int8 ? 128 : 0), P = 4;  // bytes a pixel
+  const uint8_t flip = int8 ? 0x80 : 0;
+  // Rows every tap reads; columns every valid position's R bytes read (KW pixels).
+  const int64_t Hp = std::max(pt + H, (OH - 1) * sh + (KH - 1) * dh + 1);
+  const int64_t Wp = std::max(pl + W, (OW - 1) * sw + ceil_div(R, P));
+  const int64_t row_bytes = Wp * P, image = Hp * row_bytes;
+  // Slack past the last row: the last tile of a row reads sixteen positions (up to 15 past OW).
+  Scratch<uint8_t> xin(c.pool, static_cast<size_t>(N * image + 16 * sw * P + 64));
+  std::memset(xin.data() + N * image, 0, static_cast<size_t>(16 * sw * P + 64));
+  const auto* xb = static_cast<const uint8_t*>(x.raw());
+  parallel_for(N * Hp, c.threads, [&](int64_t t) {
+    const int64_t b = t / Hp, r = t % Hp, ih = r - pt;
+    uint8_t* d = xin.data() + b * image + r * row_bytes;
+    if (ih < 0 || ih >= H) return std::memset(d, static_cast<int>(zu), static_cast<size_t>(row_bytes)), void();
+    std::memset(d, static_cast<int>(zu), static_cast<size_t>(pl * P));
+    std::memset(d + (pl + W) * P, static_cast<int>(zu), static_cast<size_t>((Wp - pl - W) * P));
+    // The quad planes' interleave: a pixel's channels in its four bytes (bytes past cg 0, weight 0)
+    const uint8_t* src[4] = {};
+    for (int64_t ci = 0; ci < cg; ++ci) src[ci] = xb + ((b * geo.C + ci) * H + ih) * W;
+    quad_interleave_avx512(src, 1, flip, W, d + pl * P);
+  });
+  const int64_t mblocks = ceil_div(M, 64), rows_per = std::max<int64_t>(1, 384 / OW), runs = ceil_div(OH, rows_per);
+  parallel_for(N * mblocks * runs, c.threads, [&](int64_t task) {
+    const int64_t b = task / (mblocks * runs), m0 = task / runs % mblocks * 64, oh0 = task % runs * rows_per;
+    const int64_t oh1 = std::min(OH, oh0 + rows_per), rows = std::min<int64_t>(64, M - m0), rows_p = ceil_div(rows, 16) * 16;
+    const int64_t nq = (oh1 - oh0) * OW;
+    int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>((nq + 16) * rows_p));  // position-major
+    conv_rows_amx({xin.data() + b * image, row_bytes, sh, dh, sw * P, KH, R, pw.w8.data() + m0 * pw.Kp, rows_p / 16,
+                   oh0, oh1, OW, acc, rows_p});
+    store_position_major(pw, rq, consts, rows_epilogue, M, zu, acc, rows_p, rows, m0, nq, yp + (b * M + m0) * Q + oh0 * OW,
+                         Q);
+  });
+}
+
 template <typename T>
 void conv_pixels_u8(qref::QContext& c, const PackedWeights& pw, const qref::ChannelRequant& rq,
                     const ref::ConvGeometry& geo, const WordPlanes& qp, QuadInput& in, const int32_t* consts,
@@ -966,19 +1056,8 @@ void conv_pixels_u8(qref::QContext& c, const PackedWeights& pw, const qref::Chan
   for_each_pixel_task(c, geo, qp, [&](const PixelTask& t) {
     int32_t* acc = task_buffer<int32_t, __LINE__>(static_cast<size_t>(t.nq * t.rows_p));  // position-major
     t.sums(pw, qp, in, acc);
-    T* out = yp + (t.b * M + t.m0) * Q + t.q0;
-    if (rows_epilogue && pw.requant.transposed) {
-      pw.requant.transposed(acc, t.rows_p, t.rows, t.nq, consts + t.m0, consts + M + t.m0, consts + 2 * M + t.m0,
-                            static_cast<int32_t>(rq.r.lo - rq.zy), static_cast<int32_t>(rq.r.hi - rq.zy),
-                            static_cast<int32_t>(rq.zy), out, Q, static_cast<int>(sizeof(T)));
-      return;
-    }
-    int32_t* row = task_buffer<int32_t, __LINE__>(static_cast<size_t>(t.nq));
-    for (int64_t mi = 0; mi < t.rows; ++mi) {
-      for (int64_t j = 0; j < t.nq; ++j) row[j] = acc[j * t.rows_p + mi];
-      requant_store(rq, pw.requant, t.m0 + mi, in.zu * pw.w8_sum[static_cast<size_t>(t.m0 + mi)], row, t.nq,
-                    out + mi * Q);
-    }
+    store_position_major(pw, rq, consts, rows_epilogue, M, in.zu, acc, t.rows_p, t.rows, t.m0, t.nq,
+                         yp + (t.b * M + t.m0) * Q + t.q0, Q);
   });
 }
 }  // namespace
@@ -994,6 +1073,16 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
   const int64_t N = geo.N, M = geo.M, group = geo.group, mg = geo.mg, OH = geo.w3.out[1], OW = geo.w3.out[2];
   const int64_t Kp = pw.Kp, CQ = ceil_div(geo.cg, 4);
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
+  if (pw.amx_rows) {
+    const int64_t zu_rows = c.in_q[0].zero_point + (x.dtype() == DType::Int8 ? 128 : 0);
+    return qref::visit_int(y.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      int32_t* consts = task_buffer<int32_t, __LINE__>(static_cast<size_t>(3 * M));
+      const bool rows_epilogue = pw.requant.rows && sizeof(T) <= 2 &&
+                                 vector_requant_constants(rq, 0, M, zu_rows, pw.w8_sum.data(), consts, consts + M, consts + 2 * M);
+      conv_rows_amx_u8(c, pw, rq, geo, consts, rows_epilogue, y.data<T>());
+    });
+  }
   WordPlanes qp(geo, CQ, pw.amx);
   const int64_t P = OH * qp.Wq;
   QuadInput in(c, geo, qp);

@@ -106,6 +106,29 @@ extern const GemmU8S8Kernel kGemmU8S8Amx;
 // pack_conv_amx(w, Kp, 0). Its sums are exact in int32 where K 255 255 < 2^31.
 extern const GemmU8S8Kernel kGemmU8U8Amx;
 
+// The rows form of a conv of up to four input channels on AMX tiles (gemm_u8s8_amx.cc;
+// conv_implicit.cc conv_rows_amx_u8): the input in NHWC, padded, a pixel's channels in four bytes,
+// so the KW pixels of one kernel row under an output position are R = 4 KW consecutive bytes,
+// and sixteen consecutive positions of an output row are an A tile read in place at a stride of
+// 4 s_w bytes; the weights are B tiles (per block of 16 channels, per kernel row: KW quads x 16
+// channels x 4 bytes, pack_conv_amx_rows; bytes past cg 0). TDPBUSD: u8 A x s8 B, exact int32
+// sums, the quads kernels' sums (same bits).
+struct AmxRowsArgs {
+  const uint8_t* x;          // the padded NHWC input of one batch row
+  int64_t row_bytes;         // bytes from one padded input row to the next
+  int64_t sh, dh, sw_bytes;  // output row oh, kernel row kh: input row oh sh + kh dh; position ow at ow sw_bytes
+  int64_t taps, R;           // kernel rows; bytes each (4 KW <= 64)
+  const int8_t* w;           // B tiles of cblocks blocks of 16 channels
+  int64_t cblocks;           // 1..4
+  int64_t oh0, oh1, OW;      // output rows [oh0, oh1) of OW positions
+  // Position-major sums: C[((oh - oh0) OW + ow) ldc + 16 cb + n]. A row's last tile stores all
+  // sixteen of its positions: C holds 16 positions past (oh1 - oh0) OW, and the positions past a
+  // row's end land on the next row's, which are stored after them.
+  int32_t* C;
+  int64_t ldc;
+};
+void conv_rows_amx(const AmxRowsArgs& g);
+
 // The kernel for `isa` if this CPU can run it, else nullptr.
 const GemmU8S8Kernel* gemm_u8s8_for(const std::string& isa);
 

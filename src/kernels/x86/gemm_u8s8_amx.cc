@@ -96,6 +96,49 @@ void run_amx(const GemmU8S8Args& g) {
 
 }  // namespace
 
+// Tiles 0-3: C of the channel blocks, 4: A (sixteen positions x R bytes), 5-7: B, in turn.
+void conv_rows_amx(const AmxRowsArgs& g) {
+  TileConfig cfg;
+  for (int t = 0; t < 4; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  cfg.colsb[4] = static_cast<uint16_t>(g.R), cfg.rows[4] = 16;
+  for (int t = 5; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = static_cast<uint8_t>(g.R / 4);
+  _tile_loadconfig(&cfg);
+  const int64_t tile_bytes = g.R * 16, cb = g.cblocks;
+  const auto lda = static_cast<size_t>(g.sw_bytes), ldc = static_cast<size_t>(g.ldc) * 4;
+  for (int64_t oh = g.oh0; oh < g.oh1; ++oh)
+    for (int64_t ow0 = 0; ow0 < g.OW; ow0 += 16) {
+      _tile_zero(0);
+      if (cb > 1) _tile_zero(1);
+      if (cb > 2) _tile_zero(2);
+      if (cb > 3) _tile_zero(3);
+      for (int64_t kh = 0; kh < g.taps; ++kh) {
+        _tile_loadd(4, g.x + (oh * g.sh + kh * g.dh) * g.row_bytes + ow0 * g.sw_bytes, lda);
+        const int8_t* w = g.w + kh * tile_bytes;  // block b's tile of row kh: w + b taps tile_bytes
+        const int64_t step = g.taps * tile_bytes;
+        _tile_loadd(5, w, 64);
+        _tile_dpbusd(0, 4, 5);
+        if (cb > 1) {
+          _tile_loadd(6, w + step, 64);
+          _tile_dpbusd(1, 4, 6);
+        }
+        if (cb > 2) {
+          _tile_loadd(7, w + 2 * step, 64);
+          _tile_dpbusd(2, 4, 7);
+        }
+        if (cb > 3) {
+          _tile_loadd(5, w + 3 * step, 64);
+          _tile_dpbusd(3, 4, 5);
+        }
+      }
+      int32_t* c = g.C + ((oh - g.oh0) * g.OW + ow0) * g.ldc;
+      _tile_stored(0, c, ldc);
+      if (cb > 1) _tile_stored(1, c + 16, ldc);
+      if (cb > 2) _tile_stored(2, c + 32, ldc);
+      if (cb > 3) _tile_stored(3, c + 48, ldc);
+    }
+  _tile_release();
+}
+
 const GemmU8S8Kernel kGemmU8S8Amx{"gemm_u8s8s32_amx", "avx512vnni", 4, true, 16, run_amx<false>};
 const GemmU8S8Kernel kGemmU8U8Amx{"gemm_u8u8s32_amx", "avx512vnni", 4, true, 16, run_amx<true>};
 

@@ -639,6 +639,57 @@ TEST(GemmU8S8Amx, MatchesReferenceConvBitExactly) {
   }
 }
 
+// An 8-bit conv of an image's channels the AMX rows form takes (ResNet-18's stem: 3 channels,
+// 7 x 7, stride 2): 1-4 input channels, kernels of 2-16 columns and at least 64 taps, strides
+// 1-3, row dilation 1-2, pads, 16-100 output channels (whole blocks of 16 and not, more than
+// 64: several tasks' blocks), widths that leave partial tiles of sixteen positions, 8- or 16-bit
+// output codes.
+Case random_amx_rows_conv(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  test::ConvSpec spec;
+  const int64_t cg = pick(1, 4);
+  spec.x = {pick(1, 2), cg};
+  spec.M = pick(0, 1) ? 16 * pick(1, 6) : pick(16, 100);
+  const int64_t kw = pick(0, 4) ? pick(2, 8) : pick(9, 16);
+  spec.kernel = {std::max(pick(1, 8), (64 + cg * kw - 1) / (cg * kw)), kw};
+  spec.strides = {pick(1, 3), pick(1, 3)};
+  spec.dilations = {pick(1, 2), 1};
+  spec.pads = {pick(0, spec.kernel[0] / 2 + 1), pick(0, spec.kernel[1] / 2 + 1), pick(0, spec.kernel[0] / 2),
+               pick(0, spec.kernel[1] / 2)};
+  spec.x.push_back(reach(spec, 0, pick(1, 12)));
+  spec.x.push_back(reach(spec, 1, pick(1, 40)));
+  Case c = test::make_conv_case(spec, cat("amx_rows_conv_seed_", seed), rng, 127, false);
+  if (pick(0, 2) == 0) {
+    c.qy.type = pick(0, 1) ? DType::Int16 : DType::UInt16;
+    c.qy.zero_point = c.qy.type == DType::UInt16 ? pick(0, 300) : 0;
+    fx::Range r = fx::range_of(c.qy.type);
+    auto& p = c.op.as<params::Conv>();
+    p.lo = r.lo;
+    p.hi = r.hi;
+  }
+  return c;
+}
+
+// The rows form (where this CPU and OS offer AMX) gives the reference codes at 1-3 threads, and
+// takes every such layer.
+TEST(GemmU8S8Amx, RowsFormMatchesReferenceConvBitExactly) {
+  if (!fixpoint::cpu_has_amx_int8() || !xk::gemm_u8s8_for("avx512vnni")) GTEST_SKIP() << "no AMX-INT8 tiles here";
+  int on_rows = 0, count = 0;
+  for (uint32_t seed : seeds(43000, 80)) {
+    Case c = random_amx_rows_conv(seed);
+    Tensor want = run(c, 1, "");
+    for (int threads : {1, 2, 3}) {
+      std::string kernel;
+      Tensor got = run(c, threads, "avx512vnni", &kernel, true);
+      expect_same_codes(want, got, cat(kernel, " threads=", threads, " seed=", seed, " ", c.op.node.label()));
+      if (threads == 1 && kernel == "conv_rows_u8s8s32_amx") ++on_rows;
+    }
+    ++count;
+  }
+  EXPECT_EQ(on_rows, count) << "every such layer on the rows form";
+}
+
 TEST(GemmS16, DispatchPicksTheWidestIsaTheCpuReports) {
   auto kernels = xk::available_gemm_s16();
   ASSERT_FALSE(kernels.empty());
