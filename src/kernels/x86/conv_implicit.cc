@@ -140,6 +140,11 @@ void fill_quad_planes(const ref::ConvGeometry& geo, const WordPlanes& qp, const 
 // GemmU8S8Args::prefetch_b).
 constexpr int64_t kCachedPlaneBytes = int64_t{2} << 20;
 
+// The shifted input zero point z_u of c's 8-bit codes (u = code + 128 for int8: a sign-bit flip).
+int64_t shifted_zero_point(const qref::QContext& c) {
+  return c.in_q[0].zero_point + (c.in[0]->dtype() == DType::Int8 ? 128 : 0);
+}
+
 // The 8-bit input of an implicit GEMM: the quad phase planes of every (batch row, group) of
 // c's input, [bg][qp.words * 4 bytes], their slack zeroed (read only for dropped outputs), and
 // the shifted input zero point z_u.
@@ -149,9 +154,8 @@ struct QuadInput {
   QuadInput(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp)
       : planes(c.pool, static_cast<size_t>(geo.N * geo.group * qp.words * 4)), bg_bytes(qp.words * 4) {
     const Tensor& x = *c.in[0];
-    const bool int8 = x.dtype() == DType::Int8;
-    zu = c.in_q[0].zero_point + (int8 ? 128 : 0);
-    fill(c, geo, qp, static_cast<const uint8_t*>(x.raw()), int8 ? 0x80 : 0);
+    zu = shifted_zero_point(c);
+    fill(c, geo, qp, static_cast<const uint8_t*>(x.raw()), x.dtype() == DType::Int8 ? 0x80 : 0);
   }
   // One byte plane of 16-bit codes (BytePlanes): bytes in c's input layout, padding z_u.
   QuadInput(qref::QContext& c, const ref::ConvGeometry& geo, const WordPlanes& qp, const uint8_t* bytes, int64_t z_u)
@@ -1003,19 +1007,18 @@ void store_position_major(const PackedWeights& pw, const qref::ChannelRequant& r
 }
 
 // The rows form (pw.amx_rows, AmxRowsArgs): per batch row, the input in NHWC with its padding
-// (z_u) and u = code ^ flip; tasks of (batch row, block of 64 channels, run of output rows), each
+// (z_u: shifted_zero_point) and u = code ^ flip; tasks of (batch row, block of 64 channels, run of output rows), each
 // its sums on the tiles, then store_position_major.
 template <typename T>
 void conv_rows_amx_u8(qref::QContext& c, const PackedWeights& pw, const qref::ChannelRequant& rq,
-                      const ref::ConvGeometry& geo, const int32_t* consts, bool rows_epilogue, T* yp) {
+                      const ref::ConvGeometry& geo, int64_t zu, const int32_t* consts, bool rows_epilogue, T* yp) {
   const Tensor& x = *c.in[0];
   const ref::Window& w = geo.w3;
   const int64_t N = geo.N, M = geo.M, cg = geo.cg, H = w.in[1], W = w.in[2], KH = w.kernel[1];
   const int64_t OH = w.out[1], OW = w.out[2], Q = OH * OW, pt = w.pad_begin[1], pl = w.pad_begin[2];
   const int64_t sh = w.stride[1], sw = w.stride[2], dh = w.dilation[1], R = pw.Kp / KH;
-  const bool int8 = x.dtype() == DType::Int8;
-  const int64_t zu = c.in_q[0].zero_point + (int8 ? 128 : 0), P = 4;  // bytes a pixel
-  const uint8_t flip = int8 ? 0x80 : 0;
+  const int64_t P = 4;  // bytes a pixel
+  const uint8_t flip = x.dtype() == DType::Int8 ? 0x80 : 0;
   // Rows every tap reads; columns every valid position's R bytes read (KW pixels).
   const int64_t Hp = std::max(pt + H, (OH - 1) * sh + (KH - 1) * dh + 1);
   const int64_t Wp = std::max(pl + W, (OW - 1) * sw + ceil_div(R, P));
@@ -1074,13 +1077,13 @@ void conv_implicit_u8(qref::QContext& c, const PackedWeights& pw) {
   const int64_t Kp = pw.Kp, CQ = ceil_div(geo.cg, 4);
   Tensor& y = c.output(0, geo.out_shape, false);  // every element is written below
   if (pw.amx_rows) {
-    const int64_t zu_rows = c.in_q[0].zero_point + (x.dtype() == DType::Int8 ? 128 : 0);
+    const int64_t zu = shifted_zero_point(c);
     return qref::visit_int(y.dtype(), [&](auto tag) {
       using T = decltype(tag);
       int32_t* consts = task_buffer<int32_t, __LINE__>(static_cast<size_t>(3 * M));
       const bool rows_epilogue = pw.requant.rows && sizeof(T) <= 2 &&
-                                 vector_requant_constants(rq, 0, M, zu_rows, pw.w8_sum.data(), consts, consts + M, consts + 2 * M);
-      conv_rows_amx_u8(c, pw, rq, geo, consts, rows_epilogue, y.data<T>());
+                                 vector_requant_constants(rq, 0, M, zu, pw.w8_sum.data(), consts, consts + M, consts + 2 * M);
+      conv_rows_amx_u8(c, pw, rq, geo, zu, consts, rows_epilogue, y.data<T>());
     });
   }
   WordPlanes qp(geo, CQ, pw.amx);

@@ -160,7 +160,8 @@ void pixel_tile(const GemmU8S8PixelArgs& g, const int8_t* a, const int64_t* off,
 // first tiles of a block bring the next block's weights into L2 while this block's are read
 // from L1 and L2. ResNet-18's 7 x 7 layers (295 KB of weights a block, 2.4 MB a layer: more
 // than L2) had otherwise waited on memory at each block's first tile: their five convs took
-// 2.27-2.75 ms in the network at one thread against 2.04-2.29 with the prefetch (session 41).
+// 2.76-2.97 ms in the network at one thread against 2.36-2.63 with the prefetch (session 41,
+// docs/performance.md).
 template <int NP, int NV>
 void pixel_tile_at(const GemmU8S8PixelArgs& g, const int8_t* a, int64_t j, int64_t t, int32_t* C) {
   const int64_t lines = (g.prefetch_bytes + 63) / 64 - t * g.Kq;

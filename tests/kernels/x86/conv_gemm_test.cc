@@ -365,6 +365,19 @@ Case many_channel_conv(uint32_t seed) {
   return test::make_conv_case(spec, cat("many_channel_conv_seed_", seed), rng, 127, false);
 }
 
+// A third of the time, c's output codes 16-bit (int16, or uint16 with a zero point) over their
+// whole range: the epilogues' 16-bit stores.
+void sometimes_16bit_output(Case& c, std::mt19937& rng) {
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  if (pick(0, 2) != 0) return;
+  c.qy.type = pick(0, 1) ? DType::Int16 : DType::UInt16;
+  c.qy.zero_point = c.qy.type == DType::UInt16 ? pick(0, 300) : 0;
+  fx::Range r = fx::range_of(c.qy.type);
+  auto& p = c.op.as<params::Conv>();
+  p.lo = r.lo;
+  p.hi = r.hi;
+}
+
 // A 2-D 8-bit conv of 32-200 output channels (multiples of 16 and not) and a window wider than
 // 1x1: the u8 x s8 kernel's pixel form on AVX-512 VNNI (channels along the vector, only the valid
 // output positions, the transposing epilogue; tiles of 6 positions by 64 rows, of 8 by 48, 12 by
@@ -389,14 +402,7 @@ Case pixel_form_conv(uint32_t seed) {
     spec.x.push_back(reach(spec, i, pick(1, 30) * spec.strides[i]));
   }
   Case c = test::make_conv_case(spec, cat("pixel_form_conv_seed_", seed), rng, 127, false);
-  if (pick(0, 2) == 0) {
-    c.qy.type = pick(0, 1) ? DType::Int16 : DType::UInt16;
-    c.qy.zero_point = c.qy.type == DType::UInt16 ? pick(0, 300) : 0;
-    fx::Range r = fx::range_of(c.qy.type);
-    auto& p = c.op.as<params::Conv>();
-    p.lo = r.lo;
-    p.hi = r.hi;
-  }
+  sometimes_16bit_output(c, rng);
   return c;
 }
 
@@ -660,14 +666,7 @@ Case random_amx_rows_conv(uint32_t seed) {
   spec.x.push_back(reach(spec, 0, pick(1, 12)));
   spec.x.push_back(reach(spec, 1, pick(1, 40)));
   Case c = test::make_conv_case(spec, cat("amx_rows_conv_seed_", seed), rng, 127, false);
-  if (pick(0, 2) == 0) {
-    c.qy.type = pick(0, 1) ? DType::Int16 : DType::UInt16;
-    c.qy.zero_point = c.qy.type == DType::UInt16 ? pick(0, 300) : 0;
-    fx::Range r = fx::range_of(c.qy.type);
-    auto& p = c.op.as<params::Conv>();
-    p.lo = r.lo;
-    p.hi = r.hi;
-  }
+  sometimes_16bit_output(c, rng);
   return c;
 }
 
