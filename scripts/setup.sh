@@ -4,7 +4,7 @@ set -euo pipefail
 PKGS=(
   build-essential cmake ninja-build pkg-config
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
-  nlohmann-json3-dev libcli11-dev libstb-dev
+  nlohmann-json3-dev libcli11-dev libstb-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   graphviz chromium
   python3-numpy python3-scipy python3-onnx python3-pil python3-pytest python3-fonttools

@@ -58,8 +58,8 @@ struct Program {
   // the count exactly (31);
   // 2: typed op params (op_params.h) with a validated schema; 1: string-keyed ints/consts.
   // 4: encodings carry onnx_rounding ((5b), QDQ imports); 5: tables carry a curve (20a).
-  // 6: channel_factors.
-  static constexpr int kFormatVersion = 6;
+  // 6: channel_factors. 7: tensor bytes after the CBOR document (src/artifact/artifact.cc).
+  static constexpr int kFormatVersion = 7;
   std::string source_model;
   std::string scale_mode = "float";  // or "pow2"
   std::string rounding = "half_up";  // docs/arithmetic.md (2)

@@ -79,8 +79,8 @@ std::shared_ptr<CalibrationCache> load_calibration(const std::string& path) {
 }
 
 std::shared_ptr<CalibrationCache> calibration_from_bytes(const std::string& bytes, const std::string& origin) {
-  std::string payload = container::decode(bytes, kMagic, kVersion, origin, "fixpoint calibration statistics",
-                                          "measure them again (fixpoint calibrate)");
+  std::string_view payload = container::decode(bytes, kMagic, kVersion, origin, "fixpoint calibration statistics",
+                                               "measure them again (fixpoint calibrate)");
   const std::string& path = origin;
   auto c = std::make_shared<CalibrationCache>();
   c->given = true;

@@ -1,49 +1,48 @@
 #include "container.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
+
+#include <zlib.h>
 
 #include "fixpoint/error.h"
 
 namespace fixpoint::container {
 namespace {
 
-uint32_t crc32(const std::string& data) {
-  static uint32_t table[256] = {0};
-  if (!table[1]) {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      table[i] = c;
-    }
-  }
-  uint32_t c = 0xFFFFFFFFu;
-  for (unsigned char b : data) c = table[(c ^ b) & 0xFF] ^ (c >> 8);
-  return c ^ 0xFFFFFFFFu;
+// CRC-32 (IEEE 802.3, the polynomial of zlib, PNG and gzip) from zlib, whose slicing version
+// is several times faster than a byte-wise table on a program's megabytes of weights.
+uint32_t crc32_of(const char* data, size_t n) {
+  return static_cast<uint32_t>(crc32_z(crc32_z(0, Z_NULL, 0), reinterpret_cast<const Bytef*>(data), n));
 }
+
+}  // namespace
 
 void put_le(std::string& s, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) s += static_cast<char>((v >> (8 * i)) & 0xff);
 }
 
-uint64_t get_le(const std::string& s, size_t at, int bytes) {
+uint64_t get_le(std::string_view s, size_t at, int bytes) {
   uint64_t v = 0;
   for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(static_cast<unsigned char>(s[at + i])) << (8 * i);
   return v;
 }
-
-}  // namespace
 
 std::string encode(const char (&magic)[8], uint32_t version, const std::string& payload) {
   std::string out(magic, 8);
   put_le(out, version, 4);
   put_le(out, payload.size(), 8);
   out += payload;
-  put_le(out, crc32(payload), 4);
+  put_le(out, crc32_of(payload.data(), payload.size()), 4);
   return out;
 }
 
-std::string decode(const std::string& b, const char (&magic)[8], uint32_t version, const std::string& origin,
-                   const std::string& kind, const std::string& remedy) {
+std::string_view decode(std::string_view b, const char (&magic)[8], uint32_t version, const std::string& origin,
+                        const std::string& kind, const std::string& remedy) {
   FP_CHECK(b.size() >= 24 && b.compare(0, 8, std::string(magic, 8)) == 0, origin, ": not ", kind, " (bad magic)");
   uint64_t v = get_le(b, 8, 4);
   FP_CHECK(v >= version, origin, ": made by an older fixpoint (format version ", v, "; this fixpoint reads version ",
@@ -53,9 +52,8 @@ std::string decode(const std::string& b, const char (&magic)[8], uint32_t versio
   uint64_t n = get_le(b, 12, 8);
   FP_CHECK(n <= b.size() && b.size() == 20 + n + 4, origin, ": truncated or has trailing bytes (", b.size(),
            " bytes, header says ", 20 + n + 4, ")");
-  std::string payload = b.substr(20, n);
-  FP_CHECK(crc32(payload) == get_le(b, 20 + n, 4), origin, ": checksum mismatch (file is corrupted)");
-  return payload;
+  FP_CHECK(crc32_of(b.data() + 20, n) == get_le(b, 20 + n, 4), origin, ": checksum mismatch (file is corrupted)");
+  return b.substr(20, n);
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
@@ -82,9 +80,28 @@ void write(const std::string& path, const char (&magic)[8], uint32_t version, co
   write_file(path, encode(magic, version, payload));
 }
 
-std::string read(const std::string& path, const char (&magic)[8], uint32_t version, const std::string& what,
-                 const std::string& kind, const std::string& remedy) {
-  return decode(read_file(path, what), magic, version, cat(what, " '", path, "'"), kind, remedy);
+MappedFile::MappedFile(const std::string& path, const std::string& what) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  FP_CHECK(fd >= 0, what, " '", path, "': cannot open file");
+  struct stat st {};
+  void* p = MAP_FAILED;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+    p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p != MAP_FAILED) {
+    map_ = p;
+    size_ = static_cast<size_t>(st.st_size);
+  } else {
+    copy_ = read_file(path, what);  // not a regular file (a pipe), empty, or not mappable
+  }
+}
+
+MappedFile::~MappedFile() {
+  if (map_) ::munmap(map_, size_);
+}
+
+std::string_view MappedFile::bytes() const {
+  return map_ ? std::string_view(static_cast<const char*>(map_), size_) : std::string_view(copy_);
 }
 
 }  // namespace fixpoint::container

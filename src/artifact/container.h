@@ -8,13 +8,21 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace fixpoint::container {
 
-// The container's bytes, and their payload back (the checks of `read`, naming `origin`).
+// Little-endian integers of `bytes` bytes, as the container stores its header.
+void put_le(std::string& s, uint64_t v, int bytes);
+uint64_t get_le(std::string_view s, size_t at, int bytes);
+
+// The container's bytes, and a view of their payload back after checking magic, version, length
+// and checksum; errors are one line "<origin>: ..." (`origin`: "artifact 'p/model.fxp'"), `kind`
+// naming what the magic means ("a fixpoint program") and `remedy` what to do about an older
+// version ("recompile the model").
 std::string encode(const char (&magic)[8], uint32_t version, const std::string& payload);
-std::string decode(const std::string& bytes, const char (&magic)[8], uint32_t version, const std::string& origin,
-                   const std::string& kind, const std::string& remedy);
+std::string_view decode(std::string_view bytes, const char (&magic)[8], uint32_t version, const std::string& origin,
+                        const std::string& kind, const std::string& remedy);
 
 void write(const std::string& path, const char (&magic)[8], uint32_t version, const std::string& payload);
 
@@ -22,10 +30,20 @@ void write(const std::string& path, const char (&magic)[8], uint32_t version, co
 void write_file(const std::string& path, const std::string& bytes);
 std::string read_file(const std::string& path, const std::string& what);
 
-// The payload, after checking magic, version, length and checksum; errors are one line
-// "<what> '<path>': ..." ("artifact", "calibration statistics"); `kind` names what the magic
-// means ("a fixpoint program") and `remedy` what to do about an older version ("recompile the model").
-std::string read(const std::string& path, const char (&magic)[8], uint32_t version, const std::string& what,
-                 const std::string& kind, const std::string& remedy);
+// A whole file's bytes, mapped read-only where the system can (a program's megabytes are then
+// read from the page cache, not zeroed and copied first), else read into memory.
+class MappedFile {
+ public:
+  MappedFile(const std::string& path, const std::string& what);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  std::string_view bytes() const;
+
+ private:
+  void* map_ = nullptr;
+  size_t size_ = 0;
+  std::string copy_;
+};
 
 }  // namespace fixpoint::container

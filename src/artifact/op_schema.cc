@@ -1,6 +1,9 @@
 #include "op_schema.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 #include "fixpoint/fixedpoint.h"
 #include "fixpoint/table_curve.h"
@@ -13,20 +16,22 @@ using json = nlohmann::json;
 // Field list walkers: one writes, one reads (naming a missing or mistyped field).
 struct Writer {
   json& j;
-  void operator()(const char* name, const Tensor& t) { j[name] = tensor_json(t); }
+  std::string& data;
+  void operator()(const char* name, const Tensor& t) { j[name] = tensor_json(t, data); }
   void operator()(const char* name, int64_t v) { j[name] = v; }
   void operator()(const char* name, bool v) { j[name] = v; }
 };
 
 struct Reader {
   const json& j;
+  std::string_view data;
   const json& at(const char* name) const {
     FP_CHECK(j.contains(name), "field '", name, "' is missing");
     return j.at(name);
   }
   void operator()(const char* name, Tensor& t) {
     try {
-      t = tensor_from_json(at(name));
+      t = tensor_from_json(at(name), data);
     } catch (const json::exception& e) {
       fail("field '", name, "': not a tensor (", e.what(), ")");
     } catch (const Error& e) {
@@ -78,12 +83,32 @@ class Check {
   void tensor(const Tensor& x, DType t, int64_t n, const char* field, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX) const {
     that(x.dtype() == t, field, cat("dtype ", dtype_name(x.dtype()), ", expected ", dtype_name(t)));
     if (n >= 0) that(x.numel() == n, field, cat(x.numel(), " element(s), expected ", n));
-    if (t == DType::Float32 || t == DType::Float64) return;
-    for (int64_t i = 0; i < x.numel(); ++i) {
-      auto v = static_cast<int64_t>(x.get_f64(i));
-      if (t == DType::Int64) v = x.data<int64_t>()[i];
-      range(v, lo, hi, field);
+    switch (t) {
+      case DType::Float32: case DType::Float64: return;
+      case DType::Int8: return within<int8_t>(x, lo, hi, field);
+      case DType::UInt8: return within<uint8_t>(x, lo, hi, field);
+      case DType::Int16: return within<int16_t>(x, lo, hi, field);
+      case DType::UInt16: return within<uint16_t>(x, lo, hi, field);
+      case DType::Int32: return within<int32_t>(x, lo, hi, field);
+      case DType::Int64: return within<int64_t>(x, lo, hi, field);
+      default:
+        for (int64_t i = 0; i < x.numel(); ++i) range(static_cast<int64_t>(x.get_f64(i)), lo, hi, field);
     }
+  }
+  // Typed, so that a program's millions of weight codes are checked at memory speed on load.
+  template <class T>
+  void within(const Tensor& x, int64_t lo, int64_t hi, const char* field) const {
+    using L = std::numeric_limits<T>;
+    static_assert(sizeof(T) < 8 || L::is_signed, "T's values as int64_t");
+    if (static_cast<int64_t>(L::min()) >= lo && static_cast<int64_t>(L::max()) <= hi) return;  // (8-bit weight codes)
+    const T* p = x.data<T>();
+    T mn = L::max(), mx = L::min();  // a min/max pass the compiler vectorizes; the first bad value named after
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      mn = std::min(mn, p[i]);
+      mx = std::max(mx, p[i]);
+    }
+    if (x.numel() == 0 || (static_cast<int64_t>(mn) >= lo && static_cast<int64_t>(mx) <= hi)) return;
+    for (int64_t i = 0; i < x.numel(); ++i) range(static_cast<int64_t>(p[i]), lo, hi, field);
   }
   // A requantization multiplier (12): m in [0, 2^31), n within what RSH shifts (§4).
   void multiplier(int64_t m, int64_t n, const char* fm, const char* fn) const {
@@ -240,38 +265,40 @@ class Check {
 
 }  // namespace
 
-json tensor_json(const Tensor& t) {
-  const auto* p = static_cast<const uint8_t*>(t.raw());
-  return {{"dtype", static_cast<int>(t.dtype())}, {"shape", t.shape()},
-          {"data", json::binary(std::vector<uint8_t>(p, p + t.nbytes()))}};
+json tensor_json(const Tensor& t, std::string& data) {
+  json j = {{"dtype", static_cast<int>(t.dtype())}, {"shape", t.shape()}, {"offset", data.size()}, {"nbytes", t.nbytes()}};
+  data.append(static_cast<const char*>(t.raw()), t.nbytes());
+  return j;
 }
 
-Tensor tensor_from_json(const json& j) {
+Tensor tensor_from_json(const json& j, std::string_view data) {
   int dt = j.at("dtype").get<int>();
   FP_CHECK(dtype_is_valid(dt) && dt != static_cast<int>(DType::String), "bad tensor dtype ", dt);
   Shape s = j.at("shape").get<Shape>();
   for (int64_t d : s) FP_CHECK(d >= 0 && d <= (int64_t{1} << 40), "bad tensor dimension ", d);
   Tensor t(static_cast<DType>(dt), s);
-  const auto& bin = j.at("data").get_binary();
-  FP_CHECK(bin.size() == t.nbytes(), "tensor data has ", bin.size(), " bytes, expected ", t.nbytes());
-  if (t.nbytes()) std::memcpy(t.raw(), bin.data(), bin.size());
+  const auto offset = j.at("offset").get<uint64_t>(), nbytes = j.at("nbytes").get<uint64_t>();
+  FP_CHECK(nbytes == t.nbytes(), "tensor data has ", nbytes, " bytes, expected ", t.nbytes());
+  FP_CHECK(offset <= data.size() && nbytes <= data.size() - offset, "tensor data at bytes [", offset, ", ",
+           offset + nbytes, ") of the program's ", data.size(), " tensor bytes");
+  if (nbytes) std::memcpy(t.raw(), data.data() + offset, nbytes);
   return t;
 }
 
-json params_json(const OpParams& p) {
+json params_json(const OpParams& p, std::string& data) {
   json j = json::object();
   std::visit([&](auto a) {
-    Writer w{j};
+    Writer w{j, data};
     a.fields(w);
   }, p);
   return j;
 }
 
-OpParams params_from_json(const std::string& kind, const json& j) {
+OpParams params_from_json(const std::string& kind, const json& j, std::string_view data) {
   FP_CHECK(j.is_object(), "params must be an object");
   OpParams p = make_kind(kind);
   std::visit([&](auto& a) {
-    Reader r{j};
+    Reader r{j, data};
     a.fields(r);
   }, p);
   return p;

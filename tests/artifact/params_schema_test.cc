@@ -1,7 +1,8 @@
 // The artifact schema of typed op params (include/fixpoint/op_params.h): a program holding every
 // integer op kind survives save/load bit for bit, and a corrupted field of each params struct
 // (written into a valid artifact, checksum recomputed) makes `fixpoint run` print one line naming
-// the op and the field, exit 1 (CI runs this under ASan+UBSan too).
+// the op and the field, exit 1 (CI runs this under ASan+UBSan too); so does a payload whose
+// layout (format 7: CBOR length, tensor data) is wrong behind a valid checksum.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -11,6 +12,7 @@
 #include <set>
 #include <unistd.h>
 
+#include "artifact/container.h"
 #include "quantize/compile_test_util.h"
 #include "fixpoint/artifact.h"
 #include "fixpoint/npy.h"
@@ -174,6 +176,36 @@ TEST(ParamsSchema, CorruptedFieldOfEachKindIsOneLineNamingOpAndField) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
     EXPECT_NE(r.err.find(cat("op '", op.node.name, "' (", kind, ")")), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(cat("field '", field, "'")), std::string::npos) << r.err;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// Format 7's payload (artifact.cc): an 8-byte CBOR length, the CBOR document, the tensor data.
+// A crafted file with a valid checksum but a wrong layout gives one line, exit 1.
+TEST(ParamsSchema, PayloadLayoutErrorsBehindAValidChecksumAreOneLine) {
+  const Program good = every_kind_program();
+  std::string dir = temp_dir("layout");
+  save_program(good, dir + "/model.fxp");
+  const std::string file = container::read_file(dir + "/model.fxp", "test");
+  const std::string payload(
+      container::decode(file, {'F', 'I', 'X', 'P', 'O', 'I', 'N', 'T'}, Program::kFormatVersion, "test", "", ""));
+  const uint64_t n = container::get_le(payload, 0, 8);
+  ASSERT_LT(8 + n, payload.size());  // the program has tensor data after its CBOR document
+  std::string long_length;
+  container::put_le(long_length, payload.size() - 7, 8);
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {payload.substr(0, 5), "payload of 5 bytes has no CBOR length"},
+      {long_length + payload.substr(8), cat("CBOR length ", payload.size() - 7, " exceeds the payload's")},
+      {payload.substr(0, payload.size() - 1), "tensor data at bytes ["},  // the last tensor's last byte gone
+  };
+  for (const auto& [bad, expect] : cases) {
+    SCOPED_TRACE(expect);
+    container::write(dir + "/model.fxp", {'F', 'I', 'X', 'P', 'O', 'I', 'N', 'T'}, Program::kFormatVersion, bad);
+    CliResult r = run_cli(dir);
+    EXPECT_EQ(r.code, 1);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(cat("artifact '", dir, "/model.fxp': ")), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(expect), std::string::npos) << r.err;
   }
   std::filesystem::remove_all(dir);
 }

@@ -302,6 +302,18 @@ namespace {
 bool amx_takes(const QOp& op, const std::string& isa, bool amx) {
   return amx && isa == "avx512vnni" && cpu_has_amx_int8() && amx_conv_applies(op);
 }
+
+// sum_k w[m][k] of each of `rows` rows of K weights (summed in a register: stores through the
+// result would alias the int8 weights and be redone for every k).
+template <class S, class T>
+void row_sums(const T* w, int64_t rows, int64_t K, std::vector<S>& sums) {
+  sums.assign(static_cast<size_t>(rows), 0);
+  for (int64_t m = 0; m < rows; ++m) {
+    S s = 0;
+    for (int64_t k = 0; k < K; ++k) s += w[m * K + k];
+    sums[static_cast<size_t>(m)] = s;
+  }
+}
 }  // namespace
 
 std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, const std::string& isa, bool amx) {
@@ -361,10 +373,8 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
     // int16 weights on the AMX tiles only, as byte planes too (BytePlanes::sums16).
     pw->u8 = u8;
     pw->implicit = pw->byte_planes = true;
-    pw->w_sum64.assign(static_cast<size_t>(pw->rows), 0);
-    for (int64_t m = 0; m < pw->rows; ++m)
-      for (int64_t k = 0; k < pw->K; ++k)
-        pw->w_sum64[static_cast<size_t>(m)] += w16 ? w.data<int16_t>()[m * pw->K + k] : w.data<int8_t>()[m * pw->K + k];
+    if (w16) row_sums(w.data<int16_t>(), pw->rows, pw->K, pw->w_sum64);
+    else row_sums(w.data<int8_t>(), pw->rows, pw->K, pw->w_sum64);
     if (amx_takes(op, isa, amx)) {  // each byte plane's sums on the tiles (the int64 path after them)
       pw->u8 = &kGemmU8S8Amx;
       pw->amx = true;
@@ -386,10 +396,8 @@ std::shared_ptr<const PackedWeights> pack_weights(const QOp& op, DType in_type, 
   }
   if (u8 && !is_16bit(in_type) && w.dtype() == DType::Int8 && !depthwise) {
     pw->u8 = u8;
-    pw->w8_sum.assign(static_cast<size_t>(pw->rows), 0);
     const int8_t* src = w.data<int8_t>();
-    for (int64_t m = 0; m < pw->rows; ++m)
-      for (int64_t k = 0; k < pw->K; ++k) pw->w8_sum[static_cast<size_t>(m)] += src[m * pw->K + k];
+    row_sums(src, pw->rows, pw->K, pw->w8_sum);
     pw->implicit = implicit_conv_applies(op, *u8);
     if (amx && isa == "avx512vnni" && cpu_has_amx_int8() && amx_rows_applies(op)) {
       pw->u8 = &kGemmU8S8Amx;

@@ -501,18 +501,31 @@ AlignedBytes pack_conv_amx(const Tensor& w, int64_t& Kp, int byte) {
   const int64_t CB = ceil_div(cg, 64), Mp = ceil_div(M, 16) * 16;
   Kp = CB * 64 * ks;  // a row's bytes: 16 rows of it are one block of ks x CB A tiles
   AlignedBytes r(static_cast<size_t>(Mp * Kp), 0);  // channels past cg, rows past M: weight 0
-  // w = 2^8 hi + lo: hi = w >> 8 in [-128, 127], lo = w & 255 (stored as the byte it is)
-  auto value = [&](int64_t i) -> int8_t {
-    if (byte < 0) return w.data<int8_t>()[i];
-    const auto v = static_cast<int64_t>(w.data<int16_t>()[i]);
-    return static_cast<int8_t>(static_cast<uint8_t>(byte ? (v >> 8) & 255 : v & 255));
-  };
-  // Row m, channel ci, tap kk -> block m / 16, tile (kk, ci / 64), row m % 16, byte ci % 64.
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t ci = 0; ci < cg; ++ci)
+  // Row m, channel ci, tap kk -> block m / 16, tile (kk, ci / 64), row m % 16, byte ci % 64. The
+  // channels run innermost, so each row's 64 bytes of a tile are stored one after another (a row's
+  // cg x ks source values stay in L1).
+  auto fill = [&](auto value) {
+    for (int64_t m = 0; m < M; ++m) {
+      int8_t* row = r.data() + m / 16 * 16 * Kp + m % 16 * 64;
       for (int64_t kk = 0; kk < ks; ++kk)
-        r[static_cast<size_t>(m / 16 * 16 * Kp + (kk * CB + ci / 64) * 1024 + m % 16 * 64 + ci % 64)] =
-            value((m * cg + ci) * ks + kk);
+        for (int64_t cb = 0; cb < CB; ++cb) {
+          int8_t* d = row + (kk * CB + cb) * 1024;
+          const int64_t src = (m * cg + cb * 64) * ks + kk, n = std::min<int64_t>(64, cg - cb * 64);
+          for (int64_t c = 0; c < n; ++c) d[c] = value(src + c * ks);
+        }
+    }
+  };
+  if (byte < 0) {
+    const int8_t* w8 = w.data<int8_t>();
+    fill([w8](int64_t i) { return w8[i]; });
+  } else {
+    // w = 2^8 hi + lo: hi = w >> 8 in [-128, 127], lo = w & 255 (stored as the byte it is)
+    const int16_t* w16 = w.data<int16_t>();
+    fill([w16, byte](int64_t i) {
+      const auto v = static_cast<int64_t>(w16[i]);
+      return static_cast<int8_t>(static_cast<uint8_t>(byte ? (v >> 8) & 255 : v & 255));
+    });
+  }
   return r;
 }
 
