@@ -247,9 +247,18 @@ class Check {
     tensor(t.curve, DType::Float32, fx::TableCurve::kSize, "curve");
     // (20a): the fast kernels trust a curve for every code away from a rounding boundary.
     fx::TableCurve c = fx::TableCurve::from_values(t.curve.data<float>(), yr);
-    int64_t n = t.table.numel(), bad = fx::first_curve_mismatch(c, xr.lo, n, [&](int64_t i) {
-      return static_cast<int64_t>(t.table.get_f64(i));
-    });
+    const int64_t n = t.table.numel();
+    auto first_mismatch = [&](auto* entries) {  // typed: a 16-bit table has 65,536 entries to compare
+      return fx::first_curve_mismatch(c, xr.lo, n, [entries](int64_t i) { return static_cast<int64_t>(entries[i]); });
+    };
+    int64_t bad;
+    switch (t.table.dtype()) {
+      case DType::Int8: bad = first_mismatch(t.table.data<int8_t>()); break;
+      case DType::UInt8: bad = first_mismatch(t.table.data<uint8_t>()); break;
+      case DType::Int16: bad = first_mismatch(t.table.data<int16_t>()); break;
+      case DType::UInt16: bad = first_mismatch(t.table.data<uint16_t>()); break;
+      default: bad = first_mismatch(t.table.data<int32_t>());  // Int32 (the dtype check above)
+    }
     that(bad == xr.lo + n, "curve", cat("gives input code ", bad, " another output code than the table"));
   }
   void operator()(const params::ResizeLinear& r) const {
