@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include <zlib.h>
@@ -57,10 +58,21 @@ std::string_view decode(std::string_view b, const char (&magic)[8], uint32_t ver
 }
 
 void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream f(path, std::ios::binary);
-  FP_CHECK(f.good(), "'", path, "': cannot open for writing");
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  FP_CHECK(f.good(), "'", path, "': write failed");
+  // Written beside the target and renamed over it: a reader (another process loading the program,
+  // which maps the file) sees the old file or the new one, never a half-written one.
+  const std::string tmp = cat(path, ".tmp", ::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    FP_CHECK(f.good(), "'", path, "': cannot open for writing");
+    f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    f.close();
+    if (!f.good()) std::remove(tmp.c_str());
+    FP_CHECK(f.good(), "'", path, "': write failed");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    fail("'", path, "': cannot replace the file");
+  }
 }
 
 std::string read_file(const std::string& path, const std::string& what) {
