@@ -66,6 +66,7 @@ class ProgramRunner {
 
  private:
   QParams q_of(const std::string& tensor) const;  // float QParams for tensors without codes
+  void pack_all_weights();                         // packed_, at construction
   ProgramOutputs run_ops(size_t first, const std::map<std::string, Tensor>& inputs, std::map<std::string, Tensor> values,
                          const std::function<void(const QOp&, const std::vector<Tensor>&)>& on_op,
                          const std::function<void()>& on_inputs) const;

@@ -94,13 +94,35 @@ ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
       FP_CHECK(qref::find_integer_kernel(std::string(op.kind())), op.node.label(), ": no integer kernel for op kind '", op.kind(), "'");
     }
     float_kernels_.push_back(std::move(fast));
-    bool weighted = op.is<params::Conv>() || op.is<params::MatMul>() || op.is<params::ConvTranspose>();
-    packed_.push_back(weighted && !op.node.inputs.empty() ? xk::pack_weights(op, q_of(op.node.inputs[0]).type, selected_isa(), amx_enabled())
-                                                          : nullptr);
     for (const auto& in : op.node.inputs)
       if (!in.empty()) ++readers_[in];
   }
+  pack_all_weights();
   for (const auto& vi : prog_.outputs) readers_[vi.name] = INT32_MAX;  // kept to the end
+}
+
+// Every weighted op's weights packed once, on every core: the largest first, dealt round-robin
+// so that each thread's contiguous run of items (parallel_for) holds a like share of the bytes
+// (ResNet-18's largest layers are its last). Packing an op is a pure function of the op.
+void ProgramRunner::pack_all_weights() {
+  packed_.assign(prog_.ops.size(), nullptr);
+  std::vector<size_t> weighted;
+  for (size_t i = 0; i < prog_.ops.size(); ++i) {
+    const QOp& op = prog_.ops[i];
+    if ((op.is<params::Conv>() || op.is<params::MatMul>() || op.is<params::ConvTranspose>()) && !op.node.inputs.empty())
+      weighted.push_back(i);
+  }
+  auto bytes = [&](size_t i) { return qref::weighted(prog_.ops[i]).weight.nbytes(); };
+  std::stable_sort(weighted.begin(), weighted.end(), [&](size_t a, size_t b) { return bytes(a) > bytes(b); });
+  const int64_t n = static_cast<int64_t>(weighted.size());
+  const int t = parallel_slots(n, default_threads());
+  std::vector<size_t> items;
+  for (int k = 0; k < t; ++k)
+    for (int64_t j = k; j < n; j += t) items.push_back(weighted[static_cast<size_t>(j)]);
+  parallel_for(n, t, [&](int64_t j) {
+    const QOp& op = prog_.ops[items[static_cast<size_t>(j)]];
+    packed_[items[static_cast<size_t>(j)]] = xk::pack_weights(op, q_of(op.node.inputs[0]).type, selected_isa(), amx_enabled());
+  });
 }
 
 int64_t ProgramRunner::index_of(const QOp& op) const {
