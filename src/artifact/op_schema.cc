@@ -61,6 +61,21 @@ OpParams make_kind(const std::string& kind) {
   }
 }
 
+// f(p) with p the typed data of x, for the integer dtypes codes and tables take; false (f not
+// called) for any other dtype.
+template <class F>
+bool with_codes(const Tensor& x, F&& f) {
+  switch (x.dtype()) {
+    case DType::Int8: f(x.data<int8_t>()); return true;
+    case DType::UInt8: f(x.data<uint8_t>()); return true;
+    case DType::Int16: f(x.data<int16_t>()); return true;
+    case DType::UInt16: f(x.data<uint16_t>()); return true;
+    case DType::Int32: f(x.data<int32_t>()); return true;
+    case DType::Int64: f(x.data<int64_t>()); return true;
+    default: return false;
+  }
+}
+
 // Checks of one op's fields, each failure one line naming the field.
 class Check {
  public:
@@ -83,32 +98,23 @@ class Check {
   void tensor(const Tensor& x, DType t, int64_t n, const char* field, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX) const {
     that(x.dtype() == t, field, cat("dtype ", dtype_name(x.dtype()), ", expected ", dtype_name(t)));
     if (n >= 0) that(x.numel() == n, field, cat(x.numel(), " element(s), expected ", n));
-    switch (t) {
-      case DType::Float32: case DType::Float64: return;
-      case DType::Int8: return within<int8_t>(x, lo, hi, field);
-      case DType::UInt8: return within<uint8_t>(x, lo, hi, field);
-      case DType::Int16: return within<int16_t>(x, lo, hi, field);
-      case DType::UInt16: return within<uint16_t>(x, lo, hi, field);
-      case DType::Int32: return within<int32_t>(x, lo, hi, field);
-      case DType::Int64: return within<int64_t>(x, lo, hi, field);
-      default:
-        for (int64_t i = 0; i < x.numel(); ++i) range(static_cast<int64_t>(x.get_f64(i)), lo, hi, field);
-    }
+    if (t == DType::Float32 || t == DType::Float64) return;
+    if (!with_codes(x, [&](const auto* p) { within(p, x.numel(), lo, hi, field); }))
+      for (int64_t i = 0; i < x.numel(); ++i) range(static_cast<int64_t>(x.get_f64(i)), lo, hi, field);
   }
   // Typed, so that a program's millions of weight codes are checked at memory speed on load.
   template <class T>
-  void within(const Tensor& x, int64_t lo, int64_t hi, const char* field) const {
+  void within(const T* p, int64_t n, int64_t lo, int64_t hi, const char* field) const {
     using L = std::numeric_limits<T>;
     static_assert(sizeof(T) < 8 || L::is_signed, "T's values as int64_t");
     if (static_cast<int64_t>(L::min()) >= lo && static_cast<int64_t>(L::max()) <= hi) return;  // (8-bit weight codes)
-    const T* p = x.data<T>();
     T mn = L::max(), mx = L::min();  // a min/max pass the compiler vectorizes; the first bad value named after
-    for (int64_t i = 0; i < x.numel(); ++i) {
+    for (int64_t i = 0; i < n; ++i) {
       mn = std::min(mn, p[i]);
       mx = std::max(mx, p[i]);
     }
-    if (x.numel() == 0 || (static_cast<int64_t>(mn) >= lo && static_cast<int64_t>(mx) <= hi)) return;
-    for (int64_t i = 0; i < x.numel(); ++i) range(static_cast<int64_t>(p[i]), lo, hi, field);
+    if (n == 0 || (static_cast<int64_t>(mn) >= lo && static_cast<int64_t>(mx) <= hi)) return;
+    for (int64_t i = 0; i < n; ++i) range(static_cast<int64_t>(p[i]), lo, hi, field);
   }
   // A requantization multiplier (12): m in [0, 2^31), n within what RSH shifts (§4).
   void multiplier(int64_t m, int64_t n, const char* fm, const char* fn) const {
@@ -248,17 +254,10 @@ class Check {
     // (20a): the fast kernels trust a curve for every code away from a rounding boundary.
     fx::TableCurve c = fx::TableCurve::from_values(t.curve.data<float>(), yr);
     const int64_t n = t.table.numel();
-    auto first_mismatch = [&](auto* entries) {  // typed: a 16-bit table has 65,536 entries to compare
-      return fx::first_curve_mismatch(c, xr.lo, n, [entries](int64_t i) { return static_cast<int64_t>(entries[i]); });
-    };
-    int64_t bad;
-    switch (t.table.dtype()) {
-      case DType::Int8: bad = first_mismatch(t.table.data<int8_t>()); break;
-      case DType::UInt8: bad = first_mismatch(t.table.data<uint8_t>()); break;
-      case DType::Int16: bad = first_mismatch(t.table.data<int16_t>()); break;
-      case DType::UInt16: bad = first_mismatch(t.table.data<uint16_t>()); break;
-      default: bad = first_mismatch(t.table.data<int32_t>());  // Int32 (the dtype check above)
-    }
+    int64_t bad = xr.lo + n;  // typed entries: a 16-bit table has 65,536 to compare
+    with_codes(t.table, [&](const auto* e) {
+      bad = fx::first_curve_mismatch(c, xr.lo, n, [e](int64_t i) { return static_cast<int64_t>(e[i]); });
+    });
     that(bad == xr.lo + n, "curve", cat("gives input code ", bad, " another output code than the table"));
   }
   void operator()(const params::ResizeLinear& r) const {

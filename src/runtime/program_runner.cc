@@ -107,12 +107,9 @@ ProgramRunner::ProgramRunner(Program p) : prog_(std::move(p)) {
 void ProgramRunner::pack_all_weights() {
   packed_.assign(prog_.ops.size(), nullptr);
   std::vector<size_t> weighted;
-  for (size_t i = 0; i < prog_.ops.size(); ++i) {
-    const QOp& op = prog_.ops[i];
-    if ((op.is<params::Conv>() || op.is<params::MatMul>() || op.is<params::ConvTranspose>()) && !op.node.inputs.empty())
-      weighted.push_back(i);
-  }
-  auto bytes = [&](size_t i) { return qref::weighted(prog_.ops[i]).weight.nbytes(); };
+  for (size_t i = 0; i < prog_.ops.size(); ++i)
+    if (weighted_params(prog_.ops[i].params) && !prog_.ops[i].node.inputs.empty()) weighted.push_back(i);
+  auto bytes = [&](size_t i) { return weighted_params(prog_.ops[i].params)->weight.nbytes(); };
   std::stable_sort(weighted.begin(), weighted.end(), [&](size_t a, size_t b) { return bytes(a) > bytes(b); });
   const int64_t n = static_cast<int64_t>(weighted.size());
   const int t = parallel_slots(n, default_threads());

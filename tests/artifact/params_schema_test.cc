@@ -183,12 +183,13 @@ TEST(ParamsSchema, CorruptedFieldOfEachKindIsOneLineNamingOpAndField) {
 // Format 7's payload (artifact.cc): an 8-byte CBOR length, the CBOR document, the tensor data.
 // A crafted file with a valid checksum but a wrong layout gives one line, exit 1.
 TEST(ParamsSchema, PayloadLayoutErrorsBehindAValidChecksumAreOneLine) {
+  constexpr char kMagic[8] = {'F', 'I', 'X', 'P', 'O', 'I', 'N', 'T'};
   const Program good = every_kind_program();
   std::string dir = temp_dir("layout");
   save_program(good, dir + "/model.fxp");
   const std::string file = container::read_file(dir + "/model.fxp", "test");
   const std::string payload(
-      container::decode(file, {'F', 'I', 'X', 'P', 'O', 'I', 'N', 'T'}, Program::kFormatVersion, "test", "", ""));
+      container::decode(file, kMagic, Program::kFormatVersion, "test", "", ""));
   const uint64_t n = container::get_le(payload, 0, 8);
   ASSERT_LT(8 + n, payload.size());  // the program has tensor data after its CBOR document
   std::string long_length;
@@ -200,7 +201,7 @@ TEST(ParamsSchema, PayloadLayoutErrorsBehindAValidChecksumAreOneLine) {
   };
   for (const auto& [bad, expect] : cases) {
     SCOPED_TRACE(expect);
-    container::write(dir + "/model.fxp", {'F', 'I', 'X', 'P', 'O', 'I', 'N', 'T'}, Program::kFormatVersion, bad);
+    container::write(dir + "/model.fxp", kMagic, Program::kFormatVersion, bad);
     CliResult r = run_cli(dir);
     EXPECT_EQ(r.code, 1);
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
