@@ -159,7 +159,7 @@ void run_program(const RunArgs& a, std::map<std::string, Tensor> inputs, const s
   if (a.profile) prof.print(a.verbose ? 1 << 30 : 15);  // -v: every op
   if (a.verbose)
     std::printf("memory: peak %.1f MiB in tensors of the run (buffer plan: storage reused after a tensor's last reader); "
-                "the last run allocated %.2f MiB no freed buffer fitted (after the first run: its outputs)\n",
+                "the last run allocated %.2f MiB no freed buffer fitted (later runs reuse the outputs their caller dropped)\n",
                 runner.peak_bytes() / 1048576.0, runner.fresh_bytes() / 1048576.0);
   warn_nonfinite(inputs, "input");
   write_outputs(a, out.values, "");

@@ -22,8 +22,9 @@ struct ProgramOutputs {
   std::map<std::string, Tensor> codes;   // the integer codes of fixed-point graph outputs
 };
 
-// docs/arithmetic.md (6) applied to a whole tensor of codes.
-Tensor dequantize_tensor(const Tensor& codes, const QParams& q, int threads = 1);
+// docs/arithmetic.md (6) applied to a whole tensor of codes, on storage from `pool` where it
+// has some.
+Tensor dequantize_tensor(const Tensor& codes, const QParams& q, int threads = 1, BufferPool* pool = nullptr);
 
 class ProgramRunner {
  public:
@@ -58,7 +59,8 @@ class ProgramRunner {
   // Bytes the last run() held at its peak in tensors of its own (codes, dequantized outputs).
   size_t peak_bytes() const { return peak_bytes_.load(); }
   // Bytes the last run() allocated because its pool had no freed buffer that fitted: after the
-  // first run, about the outputs it handed back (what a run keeps leaves the plan).
+  // first run, at most the outputs it handed back (what a run keeps leaves the plan), and none
+  // once earlier runs' outputs have been dropped by their caller (BufferPool::lend).
   size_t fresh_bytes() const { return fresh_bytes_.load(); }
   // Op `index` fed with float values of its inputs (e.g. the float reference's), quantized at the
   // inputs' scales: what the op alone does to exact inputs ("local error" in fixpoint compare).

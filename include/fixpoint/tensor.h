@@ -76,6 +76,9 @@ class Tensor {
   // Reuse the storage of a dead tensor (runtime buffer pool); contents undefined.
   static Tensor adopt(DType dtype, Shape shape, std::shared_ptr<std::vector<uint64_t>> storage);
   std::shared_ptr<std::vector<uint64_t>> release_storage() { return std::move(storage_); }
+  // The storage, shared (null for views and strings): the runtime watches the outputs it hands
+  // back through this, to reuse them once their last holder drops them (BufferPool::lend).
+  std::shared_ptr<std::vector<uint64_t>> shared_storage() const { return storage_; }
   size_t capacity_bytes() const { return storage_ ? storage_->size() * 8 : 0; }
 
  private:

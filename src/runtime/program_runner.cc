@@ -56,8 +56,8 @@ Tensor quantize_tensor(const Tensor& t, const QParams& q, int threads = 1, Buffe
 }  // namespace
 
 // (6) integer codes -> float32.
-Tensor dequantize_tensor(const Tensor& t, const QParams& q, int threads) {
-  Tensor out(DType::Float32, t.shape());
+Tensor dequantize_tensor(const Tensor& t, const QParams& q, int threads, BufferPool* pool) {
+  Tensor out = pool ? pool->make(DType::Float32, t.shape(), false) : Tensor(DType::Float32, t.shape());  // every element written
   float* o = out.data<float>();
   const int64_t n = t.numel();
   qref::visit_int(t.dtype(), [&](auto tag) {
@@ -243,6 +243,7 @@ ProgramOutputs ProgramRunner::run_ops(size_t first, const std::map<std::string, 
     }
   }
   if (!pool) pool = std::make_unique<BufferPool>();
+  pool->reclaim();
   const size_t fresh_before = pool->fresh_bytes();
   for (const auto& vi : prog_.inputs) {
     const Tensor& t = inputs.at(vi.name);
@@ -279,12 +280,8 @@ ProgramOutputs ProgramRunner::run_ops(size_t first, const std::map<std::string, 
     }
   }
   peak_bytes_ = peak;
-  fresh_bytes_ = pool->fresh_bytes() - fresh_before;
-  {
-    std::lock_guard<std::mutex> lock(pools_mu_);
-    pools_.push_back(std::move(pool));
-  }
   ProgramOutputs r;
+  std::vector<std::shared_ptr<std::vector<uint64_t>>> handed;
   for (const auto& vi : prog_.outputs) {
     auto it = values.find(vi.name);
     FP_CHECK(it != values.end(), "graph output '", vi.name, "' was not computed");
@@ -292,9 +289,17 @@ ProgramOutputs ProgramRunner::run_ops(size_t first, const std::map<std::string, 
     if (q.is_float()) {
       r.values[vi.name] = it->second;
     } else {
-      r.values[vi.name] = dequantize_tensor(it->second, q, threads_);
+      r.values[vi.name] = dequantize_tensor(it->second, q, threads_, pool.get());
       r.codes[vi.name] = it->second;
+      handed.push_back(it->second.shared_storage());
     }
+    handed.push_back(r.values[vi.name].shared_storage());
+  }
+  fresh_bytes_ = pool->fresh_bytes() - fresh_before;
+  pool->lend(std::move(handed));
+  {
+    std::lock_guard<std::mutex> lock(pools_mu_);
+    pools_.push_back(std::move(pool));
   }
   return r;
 }

@@ -58,5 +58,41 @@ TEST(BufferPlan, RunsAfterTheFirstAllocateOnlyTheirOutputs) {
   }
 }
 
+// Outputs the caller dropped come back to the run's pool (BufferPool::lend / reclaim): once two
+// runs have handed theirs back, a run allocates nothing. Outputs the caller still holds are never
+// reused: run 0's codes and floats keep their bytes through runs on another input.
+TEST(BufferPlan, OutputsTheCallerDroppedAreReusedAndHeldOnesAreNot) {
+  Graph g = depthwise_block(16);
+  std::vector<std::map<std::string, Tensor>> calib;
+  for (uint32_t s = 0; s < 2; ++s) calib.push_back({{"x", test::random_tensor({1, 16, 24, 20}, 20 + s)}});
+  CompileResult r = test::compile_graph(g, CompileOptions{}, calib);
+  for (int threads : {1, 2}) {
+    ProgramRunner runner(r.program);
+    runner.set_threads(threads);
+    const ProgramOutputs held = runner.run(calib[0]);
+    const Tensor& y_codes = held.codes.at("y");
+    const Tensor& y = held.values.at("y");
+    const std::vector<uint8_t> codes0(static_cast<const uint8_t*>(y_codes.raw()),
+                                      static_cast<const uint8_t*>(y_codes.raw()) + y_codes.nbytes());
+    const std::vector<float> values0 = y.to_f32_vector();
+    std::vector<uint8_t> codes1;
+    for (int run = 1; run <= 4; ++run) {
+      ProgramOutputs out = runner.run(calib[1]);  // dropped at the end of the iteration
+      const Tensor& c = out.codes.at("y");
+      std::vector<uint8_t> now(static_cast<const uint8_t*>(c.raw()), static_cast<const uint8_t*>(c.raw()) + c.nbytes());
+      if (run == 1) codes1 = now;
+      EXPECT_EQ(now, codes1) << "run " << run;
+      if (run >= 2) {
+        EXPECT_EQ(runner.fresh_bytes(), 0u) << "run " << run << ", " << threads << " thread(s)";
+      }
+    }
+    ASSERT_NE(codes0, codes1);  // (the two inputs give different codes, so a reuse would show)
+    EXPECT_EQ(std::vector<uint8_t>(static_cast<const uint8_t*>(y_codes.raw()),
+                                   static_cast<const uint8_t*>(y_codes.raw()) + y_codes.nbytes()),
+              codes0);
+    EXPECT_EQ(y.to_f32_vector(), values0);
+  }
+}
+
 }  // namespace
 }  // namespace fixpoint

@@ -137,6 +137,7 @@ void check_inputs(const std::vector<ValueInfo>& declared, const std::map<std::st
 
 std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>& inputs, const RunOptions& opts) {
   check_inputs(graph_.inputs, inputs);
+  pool_->reclaim();  // earlier runs' outputs their caller dropped
   std::map<std::string, Tensor> values;
   for (const auto& vi : graph_.inputs) values[vi.name] = inputs.at(vi.name);
   for (const auto& [name, t] : graph_.initializers) values[name] = t;
@@ -199,15 +200,21 @@ std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>&
     for (const auto& o : node.outputs)  // outputs nobody reads
       if (!o.empty() && remaining[o] == 0) {
         auto it = values.find(o);
-        if (it != values.end()) values.erase(it);
+        if (it != values.end()) {
+          pool_->give(it->second.release_storage());
+          values.erase(it);
+        }
       }
   }
   std::map<std::string, Tensor> result;
+  std::vector<std::shared_ptr<std::vector<uint64_t>>> handed;
   for (const auto& out : graph_.outputs) {
     auto it = values.find(out.name);
     FP_CHECK(it != values.end(), "graph output '", out.name, "' was not computed");
     result[out.name] = it->second;
+    handed.push_back(it->second.shared_storage());
   }
+  pool_->lend(std::move(handed));
   return result;
 }
 
