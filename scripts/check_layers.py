@@ -17,7 +17,7 @@ LAYERS = ["fixedpoint", "ir", "reference", "float_kernels", "import", "passes", 
 
 HEADERS = {
     "fixedpoint": ["error.h", "dtype.h", "fixedpoint.h", "parallel.h", "task_buffer.h", "cpu_isa.h", "table_curve.h"],
-    "ir": ["tensor.h", "buffer_pool.h", "ir.h", "graph_match.h", "inspect.h", "npy.h", "conv_layout.h"],
+    "ir": ["tensor.h", "page_allocator.h", "buffer_pool.h", "ir.h", "graph_match.h", "inspect.h", "npy.h", "conv_layout.h"],
     "reference": ["runtime.h"],
     "float_kernels": ["float_kernels.h"],
     "import": ["onnx_import.h"],

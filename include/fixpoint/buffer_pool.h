@@ -14,7 +14,7 @@ namespace fixpoint {
 class BufferPool {
  public:
   // A buffer of at least `bytes` (best fit; never more than 4x too large), or null.
-  std::shared_ptr<std::vector<uint64_t>> take(size_t bytes) {
+  std::shared_ptr<TensorStorage> take(size_t bytes) {
     size_t words = (bytes + 7) / 8;
     auto it = free_.lower_bound(words);
     if (it == free_.end() || it->first > 4 * words + 64) return nullptr;
@@ -24,7 +24,7 @@ class BufferPool {
     return buf;
   }
   // Keeps `buf` if nothing else holds it.
-  void give(std::shared_ptr<std::vector<uint64_t>> buf) {
+  void give(std::shared_ptr<TensorStorage> buf) {
     if (!buf || buf.use_count() != 1 || buf->empty()) return;
     bytes_ += buf->size() * 8;
     free_.emplace(buf->size(), std::move(buf));
@@ -51,7 +51,7 @@ class BufferPool {
   // threshold. Only the last kLentRuns runs' outputs are watched, so a caller that keeps every
   // result does not make the pool hold them all when it drops them.
   static constexpr size_t kLentRuns = 2;
-  void lend(std::vector<std::shared_ptr<std::vector<uint64_t>>> run_outputs) {
+  void lend(std::vector<std::shared_ptr<TensorStorage>> run_outputs) {
     lent_.push_back(std::move(run_outputs));
     if (lent_.size() > kLentRuns) lent_.pop_front();
   }
@@ -72,8 +72,8 @@ class BufferPool {
   }
 
  private:
-  std::multimap<size_t, std::shared_ptr<std::vector<uint64_t>>> free_;
-  std::deque<std::vector<std::shared_ptr<std::vector<uint64_t>>>> lent_;
+  std::multimap<size_t, std::shared_ptr<TensorStorage>> free_;
+  std::deque<std::vector<std::shared_ptr<TensorStorage>>> lent_;
   size_t bytes_ = 0, fresh_ = 0;
 };
 
@@ -98,7 +98,7 @@ class Scratch {
     size_t bytes = n * sizeof(T);
     if (pool_) buf_ = pool_->take(bytes);
     if (!buf_) {
-      buf_ = std::make_shared<std::vector<uint64_t>>((bytes + 7) / 8);
+      buf_ = std::make_shared<TensorStorage>((bytes + 7) / 8);
       if (pool_) pool_->count_fresh(buf_->size() * 8);
     }
   }
@@ -112,7 +112,7 @@ class Scratch {
 
  private:
   BufferPool* pool_;
-  std::shared_ptr<std::vector<uint64_t>> buf_;
+  std::shared_ptr<TensorStorage> buf_;
 };
 
 }  // namespace fixpoint

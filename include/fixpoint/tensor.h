@@ -9,8 +9,13 @@
 
 #include "fixpoint/dtype.h"
 #include "fixpoint/error.h"
+#include "fixpoint/page_allocator.h"
 
 namespace fixpoint {
+
+// The bytes of a tensor, as 8-byte words on 64-byte boundaries (large ones on huge pages:
+// page_allocator.h).
+using TensorStorage = std::vector<uint64_t, PageAllocator<uint64_t>>;
 
 // IEEE half and bfloat16 conversions (round to nearest even).
 float half_to_float(uint16_t h);
@@ -74,18 +79,18 @@ class Tensor {
   bool is_view() const { return view_ != nullptr; }
 
   // Reuse the storage of a dead tensor (runtime buffer pool); contents undefined.
-  static Tensor adopt(DType dtype, Shape shape, std::shared_ptr<std::vector<uint64_t>> storage);
-  std::shared_ptr<std::vector<uint64_t>> release_storage() { return std::move(storage_); }
+  static Tensor adopt(DType dtype, Shape shape, std::shared_ptr<TensorStorage> storage);
+  std::shared_ptr<TensorStorage> release_storage() { return std::move(storage_); }
   // The storage, shared (null for views and strings): the runtime watches the outputs it hands
   // back through this, to reuse them once their last holder drops them (BufferPool::lend).
-  std::shared_ptr<std::vector<uint64_t>> shared_storage() const { return storage_; }
+  std::shared_ptr<TensorStorage> shared_storage() const { return storage_; }
   size_t capacity_bytes() const { return storage_ ? storage_->size() * 8 : 0; }
 
  private:
   DType dtype_ = DType::Undefined;
   Shape shape_;
   int64_t numel_ = 0;
-  std::shared_ptr<std::vector<uint64_t>> storage_;  // 8-byte aligned
+  std::shared_ptr<TensorStorage> storage_;
   std::shared_ptr<std::vector<std::string>> strings_;
   const void* view_ = nullptr;       // Tensor::view: borrowed memory, kept alive by keep_
   std::shared_ptr<const void> keep_;

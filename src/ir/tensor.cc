@@ -74,13 +74,13 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   FP_CHECK(numel_ <= (int64_t{1} << 34), "tensor of shape ", shape_str(shape_), " is too large (", numel_, " elements)");
   if (dtype_ == DType::String) {
     strings_ = std::make_shared<std::vector<std::string>>(numel_);
-    storage_ = std::make_shared<std::vector<uint64_t>>(0);
+    storage_ = std::make_shared<TensorStorage>(0);
   } else {
-    storage_ = std::make_shared<std::vector<uint64_t>>((nbytes() + 7) / 8);
+    storage_ = std::make_shared<TensorStorage>((nbytes() + 7) / 8);
   }
 }
 
-Tensor Tensor::adopt(DType dtype, Shape shape, std::shared_ptr<std::vector<uint64_t>> storage) {
+Tensor Tensor::adopt(DType dtype, Shape shape, std::shared_ptr<TensorStorage> storage) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
@@ -100,12 +100,12 @@ Tensor Tensor::view(DType dtype, Shape shape, const void* data, std::shared_ptr<
   FP_CHECK(reinterpret_cast<uintptr_t>(data) % dtype_size(dtype) == 0, "a tensor view must be aligned to its dtype");
   t.view_ = t.numel_ ? data : nullptr;
   t.keep_ = t.numel_ ? std::move(keep) : nullptr;
-  if (!t.view_) t.storage_ = std::make_shared<std::vector<uint64_t>>(0);
+  if (!t.view_) t.storage_ = std::make_shared<TensorStorage>(0);
   return t;
 }
 
 void Tensor::own_copy() {
-  storage_ = std::make_shared<std::vector<uint64_t>>((nbytes() + 7) / 8);
+  storage_ = std::make_shared<TensorStorage>((nbytes() + 7) / 8);
   std::memcpy(storage_->data(), view_, nbytes());
   view_ = nullptr;
   keep_.reset();
@@ -121,7 +121,7 @@ Tensor Tensor::reshaped(Shape s) const {
 Tensor Tensor::clone() const {
   Tensor t = *this;
   if (view_) t.own_copy();
-  else if (storage_) t.storage_ = std::make_shared<std::vector<uint64_t>>(*storage_);
+  else if (storage_) t.storage_ = std::make_shared<TensorStorage>(*storage_);
   if (strings_) t.strings_ = std::make_shared<std::vector<std::string>>(*strings_);
   return t;
 }

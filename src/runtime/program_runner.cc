@@ -281,7 +281,7 @@ ProgramOutputs ProgramRunner::run_ops(size_t first, const std::map<std::string, 
   }
   peak_bytes_ = peak;
   ProgramOutputs r;
-  std::vector<std::shared_ptr<std::vector<uint64_t>>> handed;
+  std::vector<std::shared_ptr<TensorStorage>> handed;
   for (const auto& vi : prog_.outputs) {
     auto it = values.find(vi.name);
     FP_CHECK(it != values.end(), "graph output '", vi.name, "' was not computed");

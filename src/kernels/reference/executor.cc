@@ -207,7 +207,7 @@ std::map<std::string, Tensor> Executor::run(const std::map<std::string, Tensor>&
       }
   }
   std::map<std::string, Tensor> result;
-  std::vector<std::shared_ptr<std::vector<uint64_t>>> handed;
+  std::vector<std::shared_ptr<TensorStorage>> handed;
   for (const auto& out : graph_.outputs) {
     auto it = values.find(out.name);
     FP_CHECK(it != values.end(), "graph output '", out.name, "' was not computed");

@@ -28,22 +28,14 @@
 #include <string>
 #include <vector>
 
+#include "fixpoint/page_allocator.h"
+
 namespace fixpoint::xk {
 
-// Bytes on 64-byte boundaries: the packed weights of the u8 x s8 kernels (an AMX tile row that
-// crosses a cache line takes two: misaligned weight tiles had run the kernel at a third of its speed).
-template <class T>
-struct CacheLineAllocator {
-  using value_type = T;
-  CacheLineAllocator() = default;
-  template <class U>
-  CacheLineAllocator(const CacheLineAllocator<U>&) {}
-  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
-  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
-  template <class U>
-  bool operator==(const CacheLineAllocator<U>&) const { return true; }
-};
-using AlignedBytes = std::vector<int8_t, CacheLineAllocator<int8_t>>;
+// Bytes on 64-byte boundaries (page_allocator.h): the packed weights of the u8 x s8 kernels (an
+// AMX tile row that crosses a cache line takes two: misaligned weight tiles had run the kernel at
+// a third of its speed).
+using AlignedBytes = std::vector<int8_t, PageAllocator<int8_t>>;
 
 struct GemmU8S8Args {
   int64_t M, N, Kp;  // C is M x N; rows of A and B are Kp bytes long
