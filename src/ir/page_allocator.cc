@@ -31,7 +31,7 @@ void* allocate_pages(size_t bytes) {
   const uintptr_t base = reinterpret_cast<uintptr_t>(raw);
   const uintptr_t start = (base + kHugePage - 1) / kHugePage * kHugePage;
   if (start > base) munmap(raw, start - base);
-  if (const size_t tail = base + size + kHugePage - (start + size); tail) munmap(reinterpret_cast<void*>(start + size), tail);
+  if (const size_t tail = base + kHugePage - start; tail) munmap(reinterpret_cast<void*>(start + size), tail);
   void* p = reinterpret_cast<void*>(start);
   madvise(p, size, MADV_HUGEPAGE);  // a hint: without transparent huge pages, 4 KiB pages as before
   return p;

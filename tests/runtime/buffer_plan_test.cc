@@ -35,11 +35,27 @@ Graph depthwise_block(int64_t C) {
   return g;
 }
 
+// depthwise_block(16) compiled on two random inputs (seeds seed, seed + 1), which it also runs on.
+struct CompiledBlock {
+  std::vector<std::map<std::string, Tensor>> inputs;
+  CompileResult r;
+};
+CompiledBlock compiled_block(uint32_t seed) {
+  CompiledBlock b;
+  for (uint32_t s = 0; s < 2; ++s) b.inputs.push_back({{"x", test::random_tensor({1, 16, 24, 20}, seed + s)}});
+  b.r = test::compile_graph(depthwise_block(16), CompileOptions{}, b.inputs);
+  return b;
+}
+
+std::vector<uint8_t> bytes_of(const Tensor& t) {
+  const auto* p = static_cast<const uint8_t*>(t.raw());
+  return {p, p + t.nbytes()};
+}
+
 TEST(BufferPlan, RunsAfterTheFirstAllocateOnlyTheirOutputs) {
-  Graph g = depthwise_block(16);
-  std::vector<std::map<std::string, Tensor>> calib;
-  for (uint32_t s = 0; s < 2; ++s) calib.push_back({{"x", test::random_tensor({1, 16, 24, 20}, 10 + s)}});
-  CompileResult r = test::compile_graph(g, CompileOptions{}, calib);
+  const CompiledBlock b = compiled_block(10);
+  const auto& calib = b.inputs;
+  const CompileResult& r = b.r;
   for (int threads : {1, 2}) {
     ProgramRunner runner(r.program);
     runner.set_threads(threads);
@@ -62,24 +78,21 @@ TEST(BufferPlan, RunsAfterTheFirstAllocateOnlyTheirOutputs) {
 // runs have handed theirs back, a run allocates nothing. Outputs the caller still holds are never
 // reused: run 0's codes and floats keep their bytes through runs on another input.
 TEST(BufferPlan, OutputsTheCallerDroppedAreReusedAndHeldOnesAreNot) {
-  Graph g = depthwise_block(16);
-  std::vector<std::map<std::string, Tensor>> calib;
-  for (uint32_t s = 0; s < 2; ++s) calib.push_back({{"x", test::random_tensor({1, 16, 24, 20}, 20 + s)}});
-  CompileResult r = test::compile_graph(g, CompileOptions{}, calib);
+  const CompiledBlock b = compiled_block(20);
+  const auto& calib = b.inputs;
+  const CompileResult& r = b.r;
   for (int threads : {1, 2}) {
     ProgramRunner runner(r.program);
     runner.set_threads(threads);
     const ProgramOutputs held = runner.run(calib[0]);
     const Tensor& y_codes = held.codes.at("y");
     const Tensor& y = held.values.at("y");
-    const std::vector<uint8_t> codes0(static_cast<const uint8_t*>(y_codes.raw()),
-                                      static_cast<const uint8_t*>(y_codes.raw()) + y_codes.nbytes());
+    const std::vector<uint8_t> codes0 = bytes_of(y_codes);
     const std::vector<float> values0 = y.to_f32_vector();
     std::vector<uint8_t> codes1;
     for (int run = 1; run <= 4; ++run) {
       ProgramOutputs out = runner.run(calib[1]);  // dropped at the end of the iteration
-      const Tensor& c = out.codes.at("y");
-      std::vector<uint8_t> now(static_cast<const uint8_t*>(c.raw()), static_cast<const uint8_t*>(c.raw()) + c.nbytes());
+      const std::vector<uint8_t> now = bytes_of(out.codes.at("y"));
       if (run == 1) codes1 = now;
       EXPECT_EQ(now, codes1) << "run " << run;
       if (run >= 2) {
@@ -87,9 +100,7 @@ TEST(BufferPlan, OutputsTheCallerDroppedAreReusedAndHeldOnesAreNot) {
       }
     }
     ASSERT_NE(codes0, codes1);  // (the two inputs give different codes, so a reuse would show)
-    EXPECT_EQ(std::vector<uint8_t>(static_cast<const uint8_t*>(y_codes.raw()),
-                                   static_cast<const uint8_t*>(y_codes.raw()) + y_codes.nbytes()),
-              codes0);
+    EXPECT_EQ(bytes_of(y_codes), codes0);
     EXPECT_EQ(y.to_f32_vector(), values0);
   }
 }
