@@ -10,7 +10,10 @@
      threads with the runtime's ISA choice, one with the reference kernels) and int16w8 programs
      (16-bit activations, 8-bit weights: `--bits 16 --params8 '*'`; 1 and 2 threads), against ONNX Runtime 1.30 (CPU, float)
      at the same thread count on the same input; ratio = time / ONNX Runtime time (below 1 =
-     faster than ONNX Runtime). resnet18 is torchvision's, exported with seeded random weights;
+     faster than ONNX Runtime). Each ratio is also given paired by round (each round's time over
+     ONNX Runtime's in the same round) as a median with a distribution-free interval for it (the
+     sign test's order statistics; about 95% from 9 rounds, the whole range below 6): a target
+     inside the interval is neither met nor missed on this run. resnet18 is torchvision's, exported with seeded random weights;
      zero_dce is the Zero-DCE net trained by scripts/make_zero_dce.py, on one 384x384 image.
      Also, for resnet18, ONNX Runtime's own int8 on a QDQ export of the same int8 program (`fixpoint export-qdq`:
      the program's per-channel int8 weights, activation scales and zero points; ORT fuses the
@@ -53,6 +56,21 @@ def median_ms(out):
     if not m:
         sys.exit(f"speed.py: no timing line in:\n{out}")
     return float(m.group(1))
+
+
+def median_interval(values, level=0.95):
+    """A distribution-free interval for the median of `values`: the order statistics x(k) and
+    x(n + 1 - k) (1-based, sorted) with the largest k whose coverage 1 - 2 P(Binomial(n, 1/2) < k)
+    is at least `level`; with too few values for that, the whole range. Returns (median, lo, hi,
+    coverage)."""
+    from math import comb
+    x, n = sorted(values), len(values)
+    def coverage(k):
+        return 1 - 2 * sum(comb(n, j) for j in range(k)) / 2 ** n
+    k = 1
+    while k + 1 <= (n + 1) // 2 and coverage(k + 1) >= level:
+        k += 1
+    return statistics.median(x), x[k - 1], x[n - k], coverage(k)
 
 
 def kernels(build):
@@ -177,8 +195,16 @@ def models(build, names, repeat, work, rows_wanted, rounds):
                 out = run([cli, "run", prog] + feed + ["--threads", "2", "--profile"])
                 r["int8_2t_layers"] = slow_layers(out, macs, r["fixpoint_int8_2t_ms"])
         for k in [k for k in r if k.startswith("fixpoint_") and k.endswith("_ms")]:
-            peer = r["ort_float_2t_ms"] if "_2t_" in k else r["ort_float_ms"]
-            r[k.replace("_ms", "_vs_ort")] = r[k] / peer
+            peer = "ort_float_2t_ms" if "_2t_" in k else "ort_float_ms"
+            r[k.replace("_ms", "_vs_ort")] = r[k] / r[peer]
+            if k in times:  # the paired ratios: each round's time over the peer's in the same round
+                paired = [t / p for t, p in zip(times[k], times[peer])]
+                r[k.replace("_ms", "_vs_ort_rounds")] = paired
+                r[k.replace("_ms", "_vs_ort_interval")] = median_interval(paired)
+        for t in ("", "_2t"):
+            if f"ort_int8_qdq{t}_ms" in times:
+                r[f"fixpoint_int8{t}_vs_ort_int8_interval"] = median_interval(
+                    [f / p for f, p in zip(times[f"fixpoint_int8{t}_ms"], times[f"ort_int8_qdq{t}_ms"])])
         if name == "resnet18" and "int8" in rows_wanted:
             r.update(batch8(cli, work, repeat))
         rows.append(r)
@@ -242,7 +268,9 @@ def print_limits(lim, rows):
     for r in rows:
         if "ort_int8_qdq_ms" in r:
             print(f"\n{r['model']}: ONNX Runtime int8 (QDQ export) {r['ort_int8_qdq_ms']:.2f} / {r['ort_int8_qdq_2t_ms']:.2f} ms at 1 / 2 threads; "
-                  f"fixpoint int8 / ORT int8 = {r['fixpoint_int8_ms'] / r['ort_int8_qdq_ms']:.2f}x / {r['fixpoint_int8_2t_ms'] / r['ort_int8_qdq_2t_ms']:.2f}x")
+                  f"fixpoint int8 / ORT int8 = {r['fixpoint_int8_ms'] / r['ort_int8_qdq_ms']:.2f}x / {r['fixpoint_int8_2t_ms'] / r['ort_int8_qdq_2t_ms']:.2f}x"
+                  + "; paired by round " + " / ".join(
+                      "{:.2f} [{:.2f}, {:.2f}]".format(*r[f"fixpoint_int8{t}_vs_ort_int8_interval"][:3]) for t in ("", "_2t")))
         if "batch8_int8_2t_images_per_s" in r:
             print(f"{r['model']} batch 8, 2 threads: fixpoint int8 {r['batch8_int8_2t_images_per_s']:.0f} images/s, "
                   f"ONNX Runtime float {r['batch8_ort_float_2t_images_per_s']:.0f} images/s")
@@ -263,6 +291,23 @@ def print_models(rows):
     for r in rows:
         cells = [f"{r[c[1]]:9.2f} ({r[c[1]] / r[c[2]]:5.2f}x)" if c[1] in r else "" for c in cols]
         print(f"{r['model']:10} {r['ort_float_ms']:8.2f} {r['ort_float_2t_ms']:8.2f} " + " ".join(f"{c:>20}" for c in cells))
+    # The same ratios round by round: the machine's speed drifts between rounds (and some
+    # processes run uniformly slower), which the paired ratio of one round's interleaved runs
+    # cancels in part; the interval says which differences from a target are results.
+    paired = [c for c in cols if any(c[1].replace("_ms", "_vs_ort_interval") in r for r in rows)]
+    if not paired:
+        return
+    cover = min(r[c[1].replace("_ms", "_vs_ort_interval")][3] for r in rows for c in paired
+                if c[1].replace("_ms", "_vs_ort_interval") in r)
+    print(f"\nx ONNX Runtime float, paired by round (each round's time over ONNX Runtime's in the same round): "
+          f"median [interval for the median, coverage >= {100 * cover:.0f}%]")
+    print(f"{'model':10} " + " ".join(f"{c[0]:>20}" for c in paired))
+    for r in rows:
+        cells = []
+        for c in paired:
+            iv = r.get(c[1].replace("_ms", "_vs_ort_interval"))
+            cells.append(f"{iv[0]:.2f} [{iv[1]:.2f}, {iv[2]:.2f}]" if iv else "")
+        print(f"{r['model']:10} " + " ".join(f"{c:>20}" for c in cells))
 
 
 # Issue 13's wall-time budgets (seconds): (what, budget).
