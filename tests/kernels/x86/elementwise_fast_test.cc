@@ -237,6 +237,22 @@ TEST(ElementwiseFast, TableCurveGivesTheTableCodes) {
 // opset 13 and the flattening opset 11, 8/16-bit input codes with zero points, codes spread over
 // the whole type or packed into a few dozen values, steps from 1e-3 to 0.5 (tables that reach 0),
 // u8/u16 outputs with Q = q_max or 2^bits (pow2 mode), at 1-3 threads.
+// The Softmax op of c's input codes (set), axis `axis`: a random input step, u8 or u16 outputs
+// (Q = q_max or 2^bits), the exp table (23) as prepare_softmax makes it.
+void make_softmax(test::Case& c, uint32_t seed, std::mt19937& rng, int64_t axis) {
+  const fx::Range rx = fx::range_of(c.qx.type);
+  c.qx.scale = std::exp(std::uniform_real_distribution<double>(std::log(1e-3), std::log(0.5))(rng));
+  bool u16 = seed % 4 == 1;
+  c.qy = QParams{u16 ? DType::UInt16 : DType::UInt8, 0, 0, true};
+  int64_t Q = fx::range_of(c.qy.type).hi + (seed % 5 == 0 ? 1 : 0);
+  c.qy.scale = 1.0 / static_cast<double>(Q);
+  Tensor table(DType::Int32, {rx.hi - rx.lo + 1});  // (23)
+  for (int64_t d = 0; d < table.numel(); ++d)
+    table.data<int32_t>()[d] = static_cast<int32_t>(fx::round_half_up(std::ldexp(std::exp(-c.qx.scale * static_cast<double>(d)), 30)));
+  c.op.params = params::Softmax{table, Q};
+  c.op.node = test::make_node("Softmax", {"x"}, {"y"}, cat("softmax_seed_", seed), {{"axis", Attribute::of_int(axis)}});
+}
+
 TEST(ElementwiseFast, SoftmaxMatchesTheReference) {
   for (uint32_t seed = 0; seed < 80; ++seed) {
     std::mt19937 rng(seed);
@@ -247,18 +263,29 @@ TEST(ElementwiseFast, SoftmaxMatchesTheReference) {
     fx::Range rx = fx::range_of(c.qx.type);
     if (seed % 2)  // packed codes: the table path for 16-bit inputs too
       for (int64_t i = 0; i < c.x.numel(); ++i) c.x.set_f64(i, static_cast<double>(rx.lo + 1000 % (rx.hi - rx.lo) + pick(0, 40)));
-    c.qx.scale = std::exp(std::uniform_real_distribution<double>(std::log(1e-3), std::log(0.5))(rng));
-    bool u16 = seed % 4 == 1;
-    c.qy = QParams{u16 ? DType::UInt16 : DType::UInt8, 0, 0, true};
-    int64_t Q = fx::range_of(c.qy.type).hi + (seed % 5 == 0 ? 1 : 0);
-    c.qy.scale = 1.0 / static_cast<double>(Q);
-    Tensor table(DType::Int32, {rx.hi - rx.lo + 1});  // (23), as prepare_softmax makes it
-    for (int64_t d = 0; d < table.numel(); ++d)
-      table.data<int32_t>()[d] = static_cast<int32_t>(fx::round_half_up(std::ldexp(std::exp(-c.qx.scale * static_cast<double>(d)), 30)));
-    c.op.params = params::Softmax{table, Q};
-    c.op.node = test::make_node("Softmax", {"x"}, {"y"}, cat("softmax_seed_", seed), {{"axis", Attribute::of_int(1)}});
+    make_softmax(c, seed, rng, 1);
     c.op.node.opset = seed % 6 == 5 ? 11 : 13;
     expect_fast_matches_reference(c, "softmax", xk::softmax_fast, cat("softmax seed=", seed, " ", shape_str(s)));
+  }
+}
+
+// Rows along the last axis of 8-bit codes (int8 and uint8, any zero point), the path that
+// gathers sixteen table entries a step on AVX-512 (softmax_rows.h): lengths around whole steps
+// and the OCR recognizer's 6,625 classes, codes over the whole type or a few values, at 1-3
+// threads (on other ISAs the scalar loops: the same check).
+TEST(ElementwiseFast, SoftmaxOfByteRowsMatchesTheReference) {
+  const int64_t lens[] = {1, 15, 16, 17, 33, 255, 256, 300, 6625};
+  for (uint32_t seed = 0; seed < 36; ++seed) {
+    std::mt19937 rng(1000 + seed);
+    test::Case c;
+    const int64_t len = lens[seed % 9];
+    c.qx.type = seed % 2 ? DType::Int8 : DType::UInt8;
+    c.qx.zero_point = seed % 2 ? static_cast<int64_t>(rng() % 5) - 2 : static_cast<int64_t>(rng() % 128);
+    c.x = test::random_codes(c.qx.type, {static_cast<int64_t>(1 + seed % 3), len}, rng);
+    if (seed % 4 >= 2)  // codes within a few values: the table is short
+      for (int64_t i = 0; i < c.x.numel(); ++i) c.x.set_f64(i, static_cast<double>(rng() % 7) - 3);
+    make_softmax(c, seed, rng, -1);
+    expect_fast_matches_reference(c, "softmax", xk::softmax_fast, cat("byte softmax seed=", seed, " len=", len));
   }
 }
 
