@@ -294,18 +294,19 @@ def print_models(rows):
     # The same ratios round by round: the machine's speed drifts between rounds (and some
     # processes run uniformly slower), which the paired ratio of one round's interleaved runs
     # cancels in part; the interval says which differences from a target are results.
-    paired = [c for c in cols if any(c[1].replace("_ms", "_vs_ort_interval") in r for r in rows)]
+    def interval(r, c):
+        return r.get(c[1].replace("_ms", "_vs_ort_interval"))
+    paired = [c for c in cols if any(interval(r, c) for r in rows)]
     if not paired:
         return
-    cover = min(r[c[1].replace("_ms", "_vs_ort_interval")][3] for r in rows for c in paired
-                if c[1].replace("_ms", "_vs_ort_interval") in r)
+    cover = min(interval(r, c)[3] for r in rows for c in paired if interval(r, c))
     print(f"\nx ONNX Runtime float, paired by round (each round's time over ONNX Runtime's in the same round): "
           f"median [interval for the median, coverage >= {100 * cover:.0f}%]")
     print(f"{'model':10} " + " ".join(f"{c[0]:>20}" for c in paired))
     for r in rows:
         cells = []
         for c in paired:
-            iv = r.get(c[1].replace("_ms", "_vs_ort_interval"))
+            iv = interval(r, c)
             cells.append(f"{iv[0]:.2f} [{iv[1]:.2f}, {iv[2]:.2f}]" if iv else "")
         print(f"{r['model']:10} " + " ".join(f"{c:>20}" for c in cells))
 

@@ -65,12 +65,13 @@ bool softmax_fast(qref::QContext& c) {
         }
         auto d_of = [&](int64_t j) { return std::min<int64_t>(mx - xr[j * inner], span - 1); };
         int64_t S = 0;  // (24)
+        const bool direct = inner == 1 && mx - mn < span;  // every d = mx - q within the table: no cap
         // Rows of 8-bit codes on AVX-512: the sum and the lookup below in vectors (softmax_rows.h).
-        const bool vector_rows = sizeof(X) == 1 && avx512 && inner == 1 && mx - mn < span;
+        const bool vector_rows = direct && sizeof(X) == 1 && avx512;
         const auto* xb = reinterpret_cast<const uint8_t*>(xr);
         if (vector_rows) {
           S = softmax_sum_s8u8_avx512(xb, std::is_signed_v<X>, len, static_cast<int32_t>(mx), E);
-        } else if (inner == 1 && mx - mn < span) {  // every d = mx - q within the table: no cap
+        } else if (direct) {
           for (int64_t j = 0; j < len; ++j) S += E[mx - xr[j]];
         } else {
           for (int64_t j = 0; j < len; ++j) S += E[d_of(j)];
@@ -94,7 +95,7 @@ bool softmax_fast(qref::QContext& c) {
             for (int64_t d = 0; d <= dmax; ++d) t16[d] = static_cast<uint16_t>(t[d]);
             softmax_lookup_s8u8_avx512(xb, std::is_signed_v<X>, len, static_cast<int32_t>(mx), t16, yr,
                                        static_cast<int>(sizeof(Y)));
-          } else if (inner == 1 && mx - mn < span) {
+          } else if (direct) {
             for (int64_t j = 0; j < len; ++j) yr[j] = t[mx - xr[j]];
           } else {
             for (int64_t j = 0; j < len; ++j) yr[j * inner] = t[d_of(j)];

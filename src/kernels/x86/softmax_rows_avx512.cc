@@ -12,6 +12,7 @@ namespace fixpoint::xk {
 
 namespace {
 __mmask16 first16(int64_t k) { return k >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << k) - 1); }
+__mmask32 first32(int64_t k) { return k >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << k) - 1); }
 
 // Sixteen table indices mx - x_j from j, the lanes past m zero (index 0 is always valid).
 __m512i indices(const uint8_t* x, bool is_signed, int64_t j, __mmask16 m, __m512i vmx) {
@@ -41,7 +42,7 @@ void softmax_lookup_s8u8_avx512(const uint8_t* x, bool is_signed, int64_t len, i
   for (int r = 0; r < 8; ++r) T[r] = _mm512_loadu_si512(t + 32 * r);
   const __m512i vmx = _mm512_set1_epi16(static_cast<short>(mx)), b6 = _mm512_set1_epi16(64), b7 = _mm512_set1_epi16(128);
   for (int64_t j = 0; j < len; j += 32) {
-    const __mmask32 m = len - j >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << (len - j)) - 1);
+    const __mmask32 m = first32(len - j);
     const __m256i v = _mm256_maskz_loadu_epi8(m, x + j);
     const __m512i w = is_signed ? _mm512_cvtepi8_epi16(v) : _mm512_cvtepu8_epi16(v);
     const __m512i d = _mm512_maskz_sub_epi16(m, vmx, w);  // in [0, 255]; lanes past len 0

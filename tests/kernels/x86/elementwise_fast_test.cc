@@ -232,11 +232,6 @@ TEST(ElementwiseFast, TableCurveGivesTheTableCodes) {
   std::printf("[ curve ] %d tables with a curve, %.5f of their codes looked up\n", with_curve, near_codes / (65536.0 * std::max(with_curve, 1)));
 }
 
-// Softmax (23)-(25): rows short and long (the per-row table of the fast path when a row's codes
-// span fewer values than its length, else a division per element), along any axis (inner > 1),
-// opset 13 and the flattening opset 11, 8/16-bit input codes with zero points, codes spread over
-// the whole type or packed into a few dozen values, steps from 1e-3 to 0.5 (tables that reach 0),
-// u8/u16 outputs with Q = q_max or 2^bits (pow2 mode), at 1-3 threads.
 // The Softmax op of c's input codes (set), axis `axis`: a random input step, u8 or u16 outputs
 // (Q = q_max or 2^bits), the exp table (23) as prepare_softmax makes it.
 void make_softmax(test::Case& c, uint32_t seed, std::mt19937& rng, int64_t axis) {
@@ -253,6 +248,11 @@ void make_softmax(test::Case& c, uint32_t seed, std::mt19937& rng, int64_t axis)
   c.op.node = test::make_node("Softmax", {"x"}, {"y"}, cat("softmax_seed_", seed), {{"axis", Attribute::of_int(axis)}});
 }
 
+// Softmax (23)-(25): rows short and long (the per-row table of the fast path when a row's codes
+// span fewer values than its length, else a division per element), along any axis (inner > 1),
+// opset 13 and the flattening opset 11, 8/16-bit input codes with zero points, codes spread over
+// the whole type or packed into a few dozen values, steps from 1e-3 to 0.5 (tables that reach 0),
+// u8/u16 outputs with Q = q_max or 2^bits (pow2 mode), at 1-3 threads.
 TEST(ElementwiseFast, SoftmaxMatchesTheReference) {
   for (uint32_t seed = 0; seed < 80; ++seed) {
     std::mt19937 rng(seed);
@@ -269,8 +269,8 @@ TEST(ElementwiseFast, SoftmaxMatchesTheReference) {
   }
 }
 
-// Rows along the last axis of 8-bit codes (int8 and uint8, any zero point), the path that
-// gathers sixteen table entries a step on AVX-512 (softmax_rows.h): lengths around whole steps
+// Rows along the last axis of 8-bit codes (int8 and uint8, any zero point), the path that runs
+// both loops in vectors on AVX-512 (softmax_rows.h): lengths around whole steps
 // and the OCR recognizer's 6,625 classes, codes over the whole type or a few values, at 1-3
 // threads (on other ISAs the scalar loops: the same check).
 TEST(ElementwiseFast, SoftmaxOfByteRowsMatchesTheReference) {
